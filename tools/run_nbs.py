@@ -12,7 +12,7 @@ from pathlib import Path
 
 from execnb.nbio import read_nb, write_nb
 from execnb.shell import CaptureShell
-from fastcore.basics import working_directory
+from fastcore.foundation import working_directory
 from nbdev.config import get_config
 from nbdev.process import NBProcessor
 from nbdev.processors import FrontmatterProc
