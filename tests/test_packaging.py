@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.xdist_group('packaging')  # one worker builds the wheel once
 
 
 @pytest.fixture(scope='module')

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group('site')]  # one worker builds and serves the site
 bs4 = pytest.importorskip('bs4')
 
 ROOT = Path(__file__).resolve().parents[1]
