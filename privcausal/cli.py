@@ -81,6 +81,210 @@ def read_table(source: str):
     if source in loaders: return loaders[source]()
     raise FileNotFoundError(f'DATA: {source!r} is neither a CSV file nor one of the data sets {sorted(loaders)}')
 
+# %% ../nbs/09_cli.ipynb #e07b651c
+from . import ipw as _ipw
+
+# %% ../nbs/09_cli.ipynb #380fd507
+def _ipw_arguments(p):
+    p.add_argument('data', metavar='DATA', help='CSV file, or a registry data set name (e.g. nsw)')
+    p.add_argument('--treatment', required=True, help='0/1 treatment column')
+    p.add_argument('--outcome', required=True, help='outcome column')
+    p.add_argument('--covariates', help='comma-separated covariate columns (default: all other numeric columns)')
+    p.add_argument('--epsilon', type=float, required=True, help='epsilon of the whole release')
+    p.add_argument('--delta', type=float, required=True, help='delta of the whole release, in (0, 1)')
+    p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
+    p.add_argument('--lam', type=float, default=0.1, help='L2 regularisation lambda of the propensity model (default 0.1)')
+    p.add_argument('--clip', type=float, metavar='OMEGA', help='PUBLIC propensity bound: clip to [OMEGA, 1 - OMEGA]')
+    p.add_argument('--outcome-bound', type=float, metavar='C', help='PUBLIC bound C on |outcome|')
+    p.add_argument('--covariate-bound', type=float, metavar='R', help='PUBLIC bound R on the L2 norm of a covariate row')
+    split = p.add_mutually_exclusive_group()
+    split.add_argument('--split-column', metavar='COL', help="column holding 'fit' or 'estimate' for each row")
+    split.add_argument('--fit-fraction', type=float, default=0.5, metavar='F', help='share of rows that fit the propensity model')
+    p.add_argument('--seed', type=int, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
+    p.add_argument('--non-private', action='store_true', help='also report the NOT PRIVATE IPW estimate')
+    p.add_argument('--json', action='store_true', default=argparse.SUPPRESS, help='print one JSON document')
+
+
+_IPW_BOUNDS = (('outcome_bound', '--outcome-bound C (a public bound on |outcome|)'),
+               ('covariate_bound', '--covariate-bound R (a public bound on the L2 norm of a covariate row)'),
+               ('clip', '--clip OMEGA (public propensity bounds [OMEGA, 1 - OMEGA])'))
+
+
+@command('ipw', help='private ATE/ATT/ATC by privacy-preserving IPW (Lee et al.)', arguments=_ipw_arguments)
+def _ipw_command(args):
+    import warnings
+    import numpy as np
+    missing = [flag for name, flag in _IPW_BOUNDS if getattr(args, name) is None]
+    if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
+    df = read_table(args.data)
+    covariates = None
+    if args.covariates: covariates = [c.strip() for c in args.covariates.split(',') if c.strip()]
+    split = None
+    if args.split_column:
+        if args.split_column not in df.columns: raise ValueError(f'--split-column {args.split_column!r} is not a column of DATA')
+        split = df[args.split_column]
+        df = df.drop(columns=[args.split_column])
+    if covariates is None:
+        covariates = [c for c in df.columns if c not in (args.outcome, args.treatment)]
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        rel, diag = _ipw.pp_ipw(df, outcome=args.outcome, treatment=args.treatment, covariates=covariates,
+                                epsilon=args.epsilon, delta=args.delta, outcome_bound=args.outcome_bound,
+                                covariate_bound=args.covariate_bound, clip=args.clip, estimand=args.estimand, lam=args.lam,
+                                split=split, fit_fraction=args.fit_fraction, rng=rng, diagnostics=True)
+    for w in caught: print(f'privcausal: warning: {w.message}', file=sys.stderr)
+    result, text = rel.to_dict(), rel.summary()
+    if args.non_private:
+        print('privcausal: warning: --non-private: the "non_private" estimate is NOT PRIVATE; do not publish it',
+              file=sys.stderr)
+        result['non_private'] = {'estimate': diag.tau_hat, 'warning': 'NOT PRIVATE',
+                                 'what': 'IPW on the estimation part with the non-private propensities, clipped like the private ones'}
+        text += f'\n  NOT PRIVATE: non-private IPW estimate on the estimation part = {diag.tau_hat:.6g}'
+    return result, text
+
+# %% ../nbs/09_cli.ipynb #5f6860fb
+from . import wate as _wate
+
+# %% ../nbs/09_cli.ipynb #8f877710
+def _wate_arguments(p):
+    p.add_argument('data', metavar='DATA', help='CSV file, a registry data set name, or adult-wate')
+    p.add_argument('--treatment', required=True, help='0/1 treatment column')
+    p.add_argument('--outcome', required=True, help='0/1 outcome column')
+    p.add_argument('--covariates', help='comma-separated covariate columns (default: all other columns); categorical ones are dummy-coded')
+    p.add_argument('--epsilon', type=float, required=True, help='epsilon of the whole release (split by --variance-share)')
+    p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
+    p.add_argument('--partitions', type=int, default=100, metavar='M', help='number of partitions M (default 100, at most n/4)')
+    p.add_argument('--truncation', type=float, default=0.05, metavar='A', help='propensity truncation a in (0, 1/2) (default 0.05)')
+    p.add_argument('--variance-share', type=float, default=0.5, metavar='PI', help='share pi of epsilon for the variance (default 0.5)')
+    p.add_argument('--variance', default='paper', choices=['paper', 'mean'], help="'paper' (eq. 14, default) or 'mean' (variance of the averaged effect)")
+    p.add_argument('--sampler', default='emcee', choices=['emcee', 'exact'], help='posterior sampler (default emcee)')
+    p.add_argument('--draws', type=int, default=5000, metavar='L', help='posterior draws L (default 5000)')
+    p.add_argument('--seed', type=int, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
+    p.add_argument('--non-private', action='store_true', help='also report the NOT PRIVATE full-data estimate')
+    p.add_argument('--json', action='store_true', default=argparse.SUPPRESS, help='print one JSON document')
+
+
+def _wate_table(source):
+    return _wate.load_adult_wate() if source == 'adult-wate' else read_table(source)
+
+
+@command('wate', help='private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', arguments=_wate_arguments)
+def _wate_command(args):
+    import warnings
+    import numpy as np
+    df = _wate_table(args.data)
+    for flag, col in (('--treatment', args.treatment), ('--outcome', args.outcome)):
+        if col not in df.columns: raise ValueError(f'{flag} {col!r} is not a column of DATA; its columns are {list(df.columns)}')
+    if args.covariates:
+        covariates = [c.strip() for c in args.covariates.split(',') if c.strip()]
+        missing = [c for c in covariates if c not in df.columns]
+        if missing: raise ValueError(f'--covariates {missing} are not columns of DATA; its columns are {list(df.columns)}')
+    else:
+        covariates = [c for c in df.columns if c not in (args.treatment, args.outcome)]
+    import pandas as pd
+    categorical = [c for c in covariates if not (pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]))]
+    coded = _wate.dummy_code(df[covariates + [args.treatment, args.outcome]], categorical)
+    cov_coded = [c for c in coded.columns if c not in (args.treatment, args.outcome)]
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        res = _wate.wate(coded, outcome=args.outcome, treatment=args.treatment, covariates=cov_coded,
+                         estimand=args.estimand, epsilon=args.epsilon, n_partitions=args.partitions,
+                         truncation=args.truncation, variance_share=args.variance_share, variance=args.variance,
+                         sampler=args.sampler, draws=args.draws, rng=rng)
+    for w in caught:
+        if 'autocorrelation' not in str(w.message): print(f'privcausal: warning: {w.message}', file=sys.stderr)
+    result, text = res.to_dict(), res.summary()
+    result['covariates'] = cov_coded
+    if args.non_private:
+        print('privcausal: warning: --non-private: the "non_private" estimate is NOT PRIVATE; do not publish it', file=sys.stderr)
+        npw = _wate.nonprivate_wate(coded, outcome=args.outcome, treatment=args.treatment, covariates=cov_coded,
+                                    estimand=args.estimand)
+        result['non_private'] = {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance,
+                                 'warning': 'NOT PRIVATE',
+                                 'what': 'full-data Hajek estimator (no partitions, truncation or noise) with a Wald interval'}
+        text += f'\n  NOT PRIVATE: full-data estimate {npw.estimate:.4f}, 95% CI ({npw.ci[0]:.4f}, {npw.ci[1]:.4f})'
+    return result, text
+
+# %% ../nbs/09_cli.ipynb #f2175c24
+from . import anm as _anm
+
+# %% ../nbs/09_cli.ipynb #96a94ccf
+def _anm_arguments(p):
+    p.add_argument('data', metavar='DATA', help='CSV file, registry data set name, or tuebingen:ID (one Tübingen pair)')
+    p.add_argument('--x', default='x', help='column of the candidate cause X (default x)')
+    p.add_argument('--y', default='y', help='column of the candidate effect Y (default y)')
+    p.add_argument('--score', default='kendall', choices=['spearman', 'kendall', 'hsic', 'iqr'])
+    p.add_argument('--epsilon', type=float, required=True, help='total epsilon of the release (both directions)')
+    p.add_argument('--delta', type=float, help='total delta (needed by iqr, and by rank scores under --privacy train)')
+    p.add_argument('--privacy', default='test', choices=['test', 'train', 'both'], help='which part is protected (both: hsic only)')
+    split = p.add_mutually_exclusive_group()
+    split.add_argument('--train-fraction', type=float, default=0.5, metavar='F', help='share of rows in the training part')
+    split.add_argument('--split-column', metavar='COL', help="column holding 'train' or 'test' for each row")
+    p.add_argument('--lam', type=float, default=0.01, help='lambda of the kernel ridge regressions, in (0, 1] (default 0.01)')
+    p.add_argument('--bandwidth', type=float, default=0.25, help='fixed regression kernel bandwidth on the [-1, 1] scale')
+    p.add_argument('--hsic-bandwidth', type=float, default=0.5, help='fixed bandwidth of both HSIC kernels (default 0.5)')
+    p.add_argument('--x-bound', metavar='B', help='PUBLIC bound of X: B for [-B, B], or LO,HI')
+    p.add_argument('--y-bound', metavar='B', help='PUBLIC bound of Y: B for [-B, B], or LO,HI')
+    p.add_argument('--clip', action='store_true', help='clip values outside the bounds (announced) instead of failing')
+    p.add_argument('--split-seed', type=int, help='seed of the public train/test split')
+    p.add_argument('--seed', type=int, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
+    p.add_argument('--non-private', action='store_true', help='also report the NOT PRIVATE exact scores')
+    p.add_argument('--json', action='store_true', default=argparse.SUPPRESS, help='print one JSON document')
+
+
+def _parse_bound(text, flag):
+    if text is None: raise ValueError(f'state the PUBLIC bound {flag} (B for [-B, B], or LO,HI)')
+    try:
+        parts = [float(v) for v in str(text).split(',')]
+    except ValueError: raise ValueError(f'{flag} must be a number B or LO,HI, got {text!r}') from None
+    if len(parts) == 1: return parts[0]
+    if len(parts) == 2: return tuple(parts)
+    raise ValueError(f'{flag} must be a number B or LO,HI, got {text!r}')
+
+
+def _anm_table(source):
+    import pandas as pd
+    if source.startswith('tuebingen:'):
+        try: pair = int(source.split(':', 1)[1])
+        except ValueError: raise ValueError(f'DATA: tuebingen:ID needs an integer pair id, got {source!r}') from None
+        x, y = data.load_tuebingen().pair(pair)
+        return pd.DataFrame({'x': x, 'y': y})
+    return read_table(source)
+
+
+@command('anm', help='private cause-effect direction with additive noise models (Kusner et al.)', arguments=_anm_arguments)
+def _anm_command(args):
+    import warnings
+    import numpy as np
+    xb, yb = _parse_bound(args.x_bound, '--x-bound'), _parse_bound(args.y_bound, '--y-bound')
+    df = _anm_table(args.data)
+    for col, flag in ((args.x, '--x'), (args.y, '--y')):
+        if col not in df.columns: raise ValueError(f'{flag} {col!r} is not a column of DATA (columns: {list(df.columns)})')
+    split = None
+    if args.split_column:
+        if args.split_column not in df.columns: raise ValueError(f'--split-column {args.split_column!r} is not a column of DATA')
+        split = df[args.split_column].to_numpy()
+    rng = None if args.seed is None else np.random.default_rng(args.seed)
+    split_seed = args.split_seed if args.split_seed is not None else args.seed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        _anm._check_options(args.score, args.privacy, args.epsilon, args.delta)  # fail fast, before the fit
+        fit = _anm.anm_fit(df[args.x].to_numpy(), df[args.y].to_numpy(), xb, yb, lam=args.lam, bandwidth=args.bandwidth,
+                           train_fraction=args.train_fraction, seed=split_seed, split=split, clip=args.clip)
+        rel = _anm.private_direction(fit, args.score, args.epsilon, args.delta, args.privacy,
+                                     hsic_bandwidths=(args.hsic_bandwidth, args.hsic_bandwidth), rng=rng)
+    for w in caught: print(f'privcausal: warning: {w.message}', file=sys.stderr)
+    result, text = rel.to_dict(), rel.summary()
+    result['x'], result['y'], result['data'] = args.x, args.y, args.data
+    if args.non_private:
+        print('privcausal: warning: --non-private: the "non_private" scores are NOT PRIVATE; do not publish them', file=sys.stderr)
+        diag = _anm.diagnostics(fit, args.score, (args.hsic_bandwidth, args.hsic_bandwidth))
+        result['non_private'] = {**diag.to_dict(), 'warning': 'NOT PRIVATE'}
+        text += f'\n  {diag!r}'
+    return result, text
+
 # %% ../nbs/09_cli.ipynb #f083f90a
 def run(argv=None) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."

@@ -1,0 +1,222 @@
+"""Tests of privcausal.anm: references, calibration, validation before any noise or spend, privacy of the release object."""
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
+
+from privcausal import anm
+from privcausal.accounting import BudgetExceededError, PrivacyLedger
+from privcausal.mechanisms import NoiseSource, ResearchNoise
+
+
+def cubic(m, seed, noise=0.3):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, m)
+    return x, x**3 + noise * rng.uniform(-1, 1, m)
+
+
+@pytest.fixture(scope='module')
+def fit():
+    x, y = cubic(600, 1)
+    return anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), seed=0)
+
+
+class ExplodingNoise(NoiseSource):
+    "Fails the test if any noise is drawn."
+    name = 'exploding'
+    def _laplace(self, value, scale): raise AssertionError('noise drawn')
+    def _gaussian(self, value, sigma): raise AssertionError('noise drawn')
+
+
+# ---------- references
+@pytest.mark.parametrize('lam,h', [(0.01, 0.25), (1.0, 0.1), (1e-4, 1.0)])
+def test_krr_matches_sklearn_with_repeated_inputs(lam, h):
+    rng = np.random.default_rng(2)
+    x = rng.choice(np.linspace(-1, 1, 9), 150)
+    x[:40] = rng.uniform(-1, 1, 40)  # a mix of distinct and repeated inputs
+    y = np.sin(3 * x) + 0.1 * rng.normal(size=150)
+    f = anm.fit_krr(x, y, lam, h)
+    sk = SKKernelRidge(alpha=150 * lam / 2, kernel='rbf', gamma=1 / (2 * h * h)).fit(x[:, None], y)
+    grid = np.linspace(-1.2, 1.2, 31)
+    np.testing.assert_allclose(f.predict(grid), sk.predict(grid[:, None]), atol=1e-8)
+
+
+def test_two_separate_models(fit):
+    # the authors' script aliased f and g; here r_Y must use f (X -> Y), r_X must use g (Y -> X)
+    np.testing.assert_allclose(fit.r_y, fit.y_test - fit.f.predict(fit.x_test))
+    np.testing.assert_allclose(fit.r_x, fit.x_test - fit.g.predict(fit.y_test))
+    assert not np.allclose(fit.f.coef[:5], fit.g.coef[:5])
+
+
+def test_scores_match_scipy_without_ties():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=500), rng.normal(size=500) + 0.3 * rng.normal(size=500)
+    b = b + 0.5 * a
+    assert anm.kendall_score(a, b) == pytest.approx(abs(stats.kendalltau(a, b).statistic), abs=1e-12)
+    assert anm.spearman_score(a, b) == pytest.approx(abs(stats.spearmanr(a, b).statistic), abs=1e-12)
+
+
+def test_kendall_with_ties_matches_brute_force():
+    rng = np.random.default_rng(4)
+    for m in (2, 5, 40, 200):
+        a, b = rng.integers(0, 3, m), rng.integers(0, 4, m)
+        ra, rb = anm.permutation_ranks(a), anm.permutation_ranks(b)
+        s = np.sign(np.subtract.outer(ra, ra)) * np.sign(np.subtract.outer(rb, rb))
+        assert anm.kendall_concordance(a, b) == int(np.triu(s, 1).sum())
+
+
+@pytest.mark.parametrize('m,block', [(2, 10), (37, 100), (300, 1000), (300, 2**22)])
+def test_blocked_hsic_equals_dense(m, block):
+    rng = np.random.default_rng(m)
+    a, b = rng.uniform(-1, 1, m), rng.normal(size=m)
+    assert anm.hsic_score(a, b, 0.4, 0.7, block_elements=block) == pytest.approx(anm.hsic_dense(a, b, 0.4, 0.7), abs=1e-12)
+
+
+def test_iqr_order_statistics():
+    a = np.arange(1.0, 101.0)
+    assert anm.iqr(a) == 75.0 - 25.0
+    assert anm.iqr(np.r_[a, 1000.0]) == a[75] - a[25]  # ceil(101/4)=26th, ceil(303/4)=76th
+
+
+# ---------- calibration (seeded research noise; each KS test fails by chance with probability 1e-6)
+@pytest.mark.parametrize('score,scale_of', [
+    ('kendall', lambda m: 4 / m), ('spearman', lambda m: 30 / m),
+    ('hsic', lambda m: (16 * m - 8) / (m - 1) ** 2)])
+def test_test_set_laplace_scale(fit, score, scale_of):
+    eps = 0.8
+    exact = np.array(anm.scores_of(fit, score))
+    noise = ResearchNoise(np.random.default_rng(11))
+    draws = np.array([anm.private_direction(fit, score, eps, rng=noise).scores for _ in range(3000)]) - exact
+    b = scale_of(fit.n_test) / (eps / 2)
+    for col in draws.T:
+        assert stats.kstest(col, stats.laplace(scale=b).cdf).pvalue > 1e-6
+    # a wrong calibration (the full epsilon per direction) is detected by the same test
+    assert stats.kstest(draws[:, 0], stats.laplace(scale=b / 2).cdf).pvalue < 1e-6
+
+
+def test_train_hsic_and_both_add_sensitivities(fit):
+    r_test = anm.private_direction(fit, 'hsic', 1.0, privacy='test', rng=np.random.default_rng(0))
+    r_train = anm.private_direction(fit, 'hsic', 1.0, privacy='train', rng=np.random.default_rng(0))
+    r_both = anm.private_direction(fit, 'hsic', 1.0, privacy='both', rng=np.random.default_rng(0))
+    st, sr = dict(r_test.sensitivity)['test'], dict(r_train.sensitivity)['train']
+    assert sr == pytest.approx(anm.hsic_train_sensitivity(fit.n_train, fit.n_test, fit.lam, 0.5))
+    assert dict(r_both.noise_scale)['x->y'] == pytest.approx((st + sr) / 0.5)
+
+
+def test_iqr_accounting_options(fit):
+    kw = dict(delta=1e-3, rng=np.random.default_rng(0))
+    rec = anm.private_direction(fit, 'iqr', 1.2, **kw)
+    pap = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='paper', **kw)
+    adv = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='advanced', **kw)
+    assert dict(rec.settings)['ptr_epsilon'] == pytest.approx(0.1)
+    assert dict(pap.settings)['ptr_epsilon'] == pytest.approx(1.2 / 9)
+    assert adv.epsilon <= 1.2 + 1e-9 and adv.delta <= 1e-3 + 1e-15
+    assert dict(adv.settings)['ptr_epsilon'] < dict(rec.settings)['ptr_epsilon']  # advanced is worse for 4 calls
+    assert rec.delta == 1e-3 and rec.epsilon == 1.2
+
+
+def test_iqr_ptr_releases_on_large_stable_data():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=20000)
+    out = anm.iqr_ptr(a, 1.0, 1e-6, rng=rng)
+    assert out.released and abs(out.value - math.log(anm.iqr(a))) < 20  # Lap(1) noise
+    assert anm.iqr_ptr(a[:20], 1.0, 1e-6, rng=rng).released is False  # A_j is tiny for 20 points
+
+
+# ---------- validation before noise or spend
+BAD = [
+    (dict(epsilon=0), 'epsilon'), (dict(epsilon=-1), 'epsilon'), (dict(epsilon=float('nan')), 'epsilon'),
+    (dict(score='iqr', epsilon=1, delta=0), 'delta'), (dict(score='iqr', epsilon=1, delta=1.0), 'delta'),
+    (dict(score='iqr', epsilon=1), 'delta is required'), (dict(score='kendall', privacy='train'), 'delta is required'),
+    (dict(score='variance'), 'unbounded'), (dict(score='pearson'), 'score'), (dict(privacy='all'), 'privacy'),
+    (dict(score='spearman', privacy='both'), 'HSIC score only'),
+    (dict(score='hsic', hsic_bandwidths=(0.5, -1)), 'hsic_bandwidths'),
+    (dict(score='hsic', hsic_bound='loose'), 'bound'),
+    (dict(score='iqr', delta=1e-3, iqr_threshold='fast'), 'threshold'),
+    (dict(score='iqr', delta=1e-3, iqr_accounting='wrong'), 'iqr_accounting'),
+    (dict(score='kendall', privacy='train', delta=1e-3, residual_constant='x'), 'constant'),
+]
+
+
+@pytest.mark.parametrize('kw,msg', BAD)
+def test_bad_options_fail_before_noise_and_spend(fit, kw, msg):
+    ledger = PrivacyLedger(100, 0.5)
+    with pytest.raises(ValueError, match=msg):
+        anm.private_direction(fit, **kw, ledger=ledger, rng=ExplodingNoise())
+    assert ledger.entries == ()
+
+
+BAD_DATA = [
+    (dict(x=np.r_[np.nan, np.zeros(99)]), 'NaN'), (dict(x=np.r_[np.inf, np.zeros(99)]), 'NaN or infinite'),
+    (dict(x=np.zeros(100)), 'constant'), (dict(y=np.full(100, 0.5)), 'constant'),
+    (dict(x=np.array(['a'] * 100)), 'numeric'), (dict(x=np.zeros((100, 2))), '1-d'),
+    (dict(x=np.linspace(-2, 2, 100)), 'outside the public bounds'), (dict(x_bounds=None), 'PUBLIC bounds'),
+    (dict(x_bounds=(1, -1)), 'lower < upper'), (dict(lam=0), 'lam'), (dict(lam=1.01), 'lam'),
+    (dict(bandwidth='median'), 'data-dependent'), (dict(bandwidth=0), 'bandwidth'),
+    (dict(train_fraction=0.97), 'need >= 4'), (dict(train_fraction=0.99), 'need >= 2'), (dict(train_fraction=1.0), 'train_fraction'),
+    (dict(x=np.linspace(-1, 1, 7), y=np.linspace(0, 1, 7)), 'at least 8'),
+    (dict(y=np.linspace(-1, 1, 99)), 'same length'),
+    (dict(split=['train'] * 99 + ['tset']), "'tset'"), (dict(split=['train'] * 97 + ['test'] * 3), '>= 4'),
+]
+
+
+@pytest.mark.parametrize('kw,msg', BAD_DATA)
+def test_bad_data_fail_before_noise_and_spend(kw, msg):
+    args = dict(x=np.linspace(-1, 1, 100), y=np.linspace(-1, 1, 100) ** 3, x_bounds=(-1, 1), y_bounds=(-1, 1))
+    args.update(kw)
+    ledger = PrivacyLedger(100, 0.5)
+    with pytest.raises((ValueError, TypeError), match=msg):
+        anm.anm_direction(**args, score='hsic', epsilon=1, ledger=ledger, rng=ExplodingNoise())
+    assert ledger.entries == ()
+
+
+def test_clip_is_announced():
+    x, y = np.linspace(-2, 2, 100), np.linspace(-1, 1, 100)
+    with pytest.warns(UserWarning, match=r'clipped 50 of 100'):
+        anm.anm_fit(x, y, (-1, 1), (-1, 1), clip=True)
+
+
+def test_overspending_refused_before_noise(fit):
+    ledger = PrivacyLedger(1.0)
+    anm.private_direction(fit, 'kendall', 0.6, ledger=ledger, rng=np.random.default_rng(0))
+    with pytest.raises(BudgetExceededError):
+        anm.private_direction(fit, 'kendall', 0.6, ledger=ledger, rng=ExplodingNoise())
+    assert len(ledger.entries) == 1 and ledger.spent[0] == pytest.approx(0.6)
+
+
+# ---------- the release object
+def test_release_object_holds_no_exact_score(fit):
+    res = anm.private_direction(fit, 'hsic', 1.0)  # secure noise
+    assert res.noise_source == 'opendp' and res.is_secure
+    d = json.loads(json.dumps(res.to_dict()))
+    text = repr(res) + res.summary() + json.dumps(d) + res.to_frame().to_string() + res._repr_html_()
+    for s in anm.scores_of(fit, 'hsic'):
+        assert f'{s:.6g}' not in text
+    for key in ('method', 'score', 'scores', 'direction', 'epsilon', 'delta', 'privacy', 'sensitivity', 'noise_scale',
+                'n_train', 'n_test', 'noise_source'):
+        assert key in d
+    diag = anm.diagnostics(fit, 'hsic')
+    assert diag.to_dict()['NOT_PRIVATE'] is True and 'NOT PRIVATE' in repr(diag) and 'NOT PRIVATE' in repr(fit)
+
+
+def test_refusal_is_explicit(fit):
+    res = anm.private_direction(fit, 'iqr', 1.0, delta=1e-6, rng=np.random.default_rng(0))
+    assert res.refused and res.scores is None and res.direction is None
+    assert res.to_dict()['scores'] is None and '⊥' in res.summary()
+
+
+def test_rank_train_release_is_exact_when_stable():
+    rng = np.random.default_rng(5)
+    x = rng.choice(np.linspace(-1, 1, 21), 40000)
+    y = np.round(x**3 + 0.3 * rng.uniform(-1, 1, 40000), 2)
+    f = anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), lam=1.0, train_fraction=0.99975, seed=2)
+    res = anm.private_direction(f, 'spearman', 10.0, 1e-3, 'train', rng=np.random.default_rng(0))
+    assert res.scores == anm.scores_of(f, 'spearman')
+
+
+def test_decision_rule():
+    assert anm.decide(0.1, 0.2) == 'x->y' and anm.decide(0.3, 0.2) == 'y->x'
+    assert anm.decide(0.2, 0.2) is None and anm.decide(None, 0.2) is None

@@ -1,0 +1,98 @@
+"""The `privcausal anm` console command: JSON contract, refusal, NOT PRIVATE marking and errors (exit status 2)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+EXE = str(Path(sys.executable).parent / 'privcausal')
+KEYS = ('method', 'score', 'scores', 'direction', 'epsilon', 'delta', 'privacy', 'sensitivity', 'noise_scale',
+        'n_train', 'n_test', 'noise_source')
+
+
+class Out:
+    def __init__(self, returncode, stdout, stderr): self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def cli(*argv):
+    "In-process run of the console script (fast); `cli_subprocess` checks the installed entry point once."
+    import contextlib
+    import io
+    from privcausal.cli import main
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try: main(list(argv))
+        except SystemExit as e: code = e.code
+    return Out(code, out.getvalue(), err.getvalue())
+
+
+def cli_subprocess(*argv):
+    return subprocess.run([EXE, *argv], capture_output=True, text=True)
+
+
+@pytest.fixture(scope='module')
+def csv(tmp_path_factory):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 400)
+    df = pd.DataFrame({'a': x, 'b': x**3 + 0.3 * rng.uniform(-1, 1, 400),
+                       'part': np.where(np.arange(400) % 2, 'train', 'test')})
+    path = tmp_path_factory.mktemp('anm') / 'pair.csv'
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+def test_json_contract_on_csv(csv):
+    out = cli_subprocess('anm', csv, '--x', 'a', '--y', 'b', '--score', 'hsic', '--epsilon', '2', '--x-bound', '1', '--y-bound', '1.3',
+              '--split-column', 'part', '--json')
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    for k in KEYS: assert k in res
+    assert res['method'] == 'anm' and res['noise_source'] == 'opendp' and res['epsilon'] == 2.0
+    assert (res['n_train'], res['n_test']) == (200, 200)
+    assert set(res['scores']) == {'x_to_y', 'y_to_x'} and res['direction'] in ('x->y', 'y->x')
+    assert 'non_private' not in res
+
+
+def test_research_seed_is_reproducible_and_labelled(csv):
+    args = ('anm', csv, '--x', 'a', '--y', 'b', '--score', 'spearman', '--epsilon', '1', '--x-bound=-1,1',
+            '--y-bound', '1.3', '--seed', '4', '--json')
+    r1, r2 = json.loads(cli(*args).stdout), json.loads(cli(*args).stdout)
+    assert r1['scores'] == r2['scores'] and r1['noise_source'] == 'numpy-research' and r1['is_secure'] is False
+
+
+def test_non_private_is_marked(csv):
+    out = cli('anm', csv, '--x', 'a', '--y', 'b', '--score', 'kendall', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3',
+              '--non-private', '--json')
+    res = json.loads(out.stdout)
+    assert res['non_private']['NOT_PRIVATE'] is True and 'NOT PRIVATE' in out.stderr
+
+
+def test_refusal_is_null(csv):
+    res = json.loads(cli('anm', csv, '--x', 'a', '--y', 'b', '--score', 'iqr', '--epsilon', '1', '--delta', '1e-6',
+                         '--x-bound', '1', '--y-bound', '1.3', '--json').stdout)
+    assert res['scores'] is None and res['direction'] is None and res['delta'] == 1e-6
+
+
+def test_tuebingen_pair():
+    res = json.loads(cli('anm', 'tuebingen:1', '--epsilon', '1', '--x-bound', '0,4000', '--y-bound=-10,20', '--split-seed', '0',
+                         '--json').stdout)
+    assert res['n_test'] == 175 and res['data'] == 'tuebingen:1'
+
+
+@pytest.mark.parametrize('argv,msg', [
+    (['--epsilon', '1', '--y-bound', '1.3'], '--x-bound'),
+    (['--epsilon', '1', '--x-bound', '0.5', '--y-bound', '1.3'], 'outside the public bounds'),
+    (['--epsilon', '-1', '--x-bound', '1', '--y-bound', '1.3'], 'epsilon'),
+    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--score', 'iqr', '--delta', '2'], 'delta'),
+    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--lam', '0'], 'lam'),
+    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--privacy', 'both'], 'HSIC score only'),
+    (['--epsilon', '1', '--x-bound', 'wide', '--y-bound', '1.3'], '--x-bound'),
+    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'nope'], 'nope'),
+])
+def test_errors_exit_2(csv, argv, msg):
+    out = cli('anm', csv, '--x', 'a', '--y', 'b', *argv)
+    assert out.returncode == 2 and msg in out.stderr, out.stderr
+    assert out.stdout == ''
