@@ -25,7 +25,7 @@ from .mechanisms import (NoiseSource, check_delta, check_epsilon, gaussian_sigma
 __all__ = ['CALIBRATIONS', 'as_float_matrix', 'row_norms', 'check_unit_ball', 'ERMFit', 'erm_objective', 'fit_logistic_erm',
            'erm_sensitivity', 'gaussian_sigma', 'PrivatePropensityModel', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #08a7781e
+# %% ../nbs/03_propensity.ipynb #3149c463
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
@@ -35,7 +35,10 @@ def as_float_matrix(X, name: str = 'X') -> np.ndarray:
     except (TypeError, ValueError): arr = check_finite(X, name=name)
     if arr.ndim == 1: arr = arr[:, None]
     if arr.ndim != 2: raise ValueError(f'{name} must be 2-d (rows first), got shape {arr.shape}')
-    if not np.isfinite(arr).all(): check_finite(X, name=name)  # raises with the per-column detail
+    # a finite sum proves every entry finite (NaN and inf propagate) at half the cost of an n x d mask; a sum that
+    # overflows only sends us to the exact check, which raises with the per-column detail if anything is bad
+    with np.errstate(over='ignore', invalid='ignore'): total = arr.sum()
+    if not np.isfinite(total): check_finite(X, name=name)
     return arr
 
 
@@ -63,14 +66,14 @@ def check_unit_ball(X,  # n x d covariates, already divided by a public bound
         X[over] /= norms[over, None]
     return X
 
-# %% ../nbs/03_propensity.ipynb #f8f2138b
+# %% ../nbs/03_propensity.ipynb #596b4027
 @dataclasses.dataclass(frozen=True, eq=False)
 class ERMFit:
     "The exact minimiser of the regularised logistic loss: NOT PRIVATE (it is the quantity the noise protects)."
     weights: np.ndarray  # $\hat{\mathbf w}$, the minimiser (read-only)
     objective: float  # $J(\hat{\mathbf w})$
     grad_norm: float  # $\|\nabla J(\hat{\mathbf w})\|_2$ at the returned point
-    n_iter: int  # Newton steps taken
+    n_iter: int  # Newton steps taken on all m rows (after a start from a subsample when m > 10,000)
     m: int  # rows fitted
     lam: float  # $\lambda$
 
@@ -90,8 +93,9 @@ def erm_objective(w, X, t, lam):
     s = X @ w
     return float(-np.mean(t * log_expit(s) + (1 - t) * log_expit(-s)) + 0.5 * lam * w @ w)
 
-# %% ../nbs/03_propensity.ipynb #cfe544c7
-_HESSIAN_ROWS = 50_000  # beyond this many rows the Newton direction uses a fixed, evenly spaced subsample
+# %% ../nbs/03_propensity.ipynb #79bc6eb2
+_HESSIAN_ROWS = 10_000  # beyond this many rows the start and the Newton direction come from an evenly spaced subsample
+_BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
 def _objective_from_scores(s, t, w, lam):
@@ -99,11 +103,69 @@ def _objective_from_scores(s, t, w, lam):
     return float(np.logaddexp(0.0, s).mean() - t @ s / len(s) + 0.5 * lam * w @ w)
 
 
+def _gradient_pass(X, t, w, lam, s, frobenius=False):
+    # scores s = Xw (written into `s`) and the gradient X'(p - t)/m + lam w in ONE pass over X: each block of rows is
+    # multiplied twice while it sits in cache, so the data are read from memory once per Newton step, not twice
+    m = len(X)
+    g, sq = np.zeros(X.shape[1]), 0.0
+    for i in range(0, m, _BLOCK_ROWS):
+        Xb, tb = X[i:i + _BLOCK_ROWS], t[i:i + _BLOCK_ROWS]
+        sb = np.dot(Xb, w, out=s[i:i + _BLOCK_ROWS])
+        g += (expit(sb) - tb) @ Xb
+        if frobenius: sq += float(np.einsum('ij,ij->', Xb, Xb))
+    return g / m + lam * w, sq
+
+
+def _hessian(X, s, lam):
+    p = expit(s)
+    H = (X.T * (p * (1 - p) / len(s))) @ X
+    H.flat[::H.shape[0] + 1] += lam
+    return H
+
+
+def _newton(X, t, lam, tol, max_iter, w, H=None):
+    # H=None: exact Newton (the Hessian of these rows at every iterate). Otherwise H is a fixed approximation (the
+    # Hessian on a subsample) refined by BFGS updates from the exact gradients: linear convergence with a small rate.
+    m, d = X.shape
+    s, s_new = np.empty(m), np.empty(m)
+    g, sq = _gradient_pass(X, t, w, lam, s, frobenius=True)
+    # J is lam-strongly convex and L-smooth with L <= lam + ||X||_F^2/(4m), so J(w) - J* lies between
+    # ||g||^2/(2L) and ||g||^2/(2 lam): a large enough fall of the gradient norm certifies the Armijo decrease
+    # without evaluating J (a logarithm per row); otherwise J is evaluated from the stored scores and we backtrack.
+    L = lam + sq / (4 * m)
+    for it in range(max_iter + 1):
+        gnorm = float(np.linalg.norm(g))
+        if gnorm <= tol: break
+        if it == max_iter:
+            raise RuntimeError(f'fit_logistic_erm: gradient norm {gnorm:.3g} > tol={tol:g} after {max_iter} Newton steps; '
+                               'the sensitivity 2/(m lam) needs the exact minimiser')
+        Hk = _hessian(X, s, lam) if H is None else H
+        step = np.linalg.solve(Hk, g)
+        slope = float(g @ step)
+        g_new = _gradient_pass(X, t, w - step, lam, s_new)[0]
+        a = 1.0
+        if gnorm ** 2 / (2 * L) - (g_new @ g_new) / (2 * lam) < 1e-4 * slope:  # not certified: Armijo on J itself
+            f, Xstep = _objective_from_scores(s, t, w, lam), s - s_new
+            while True:  # backtracking; near the optimum the full step is always taken
+                f_new = _objective_from_scores(s - a * Xstep, t, w - a * step, lam)
+                if f_new <= f - 1e-4 * a * slope or abs(f_new - f) <= 1e-15 * max(1, abs(f)) or a < 1e-10: break
+                a /= 2
+            if a < 1:
+                np.subtract(s, a * Xstep, out=s_new)
+                g_new = X.T @ (expit(s_new) - t) / m + lam * (w - a * step)
+        if H is not None:  # BFGS: make H exact along the step just taken
+            dw, dg = -a * step, g_new - g
+            Hdw = H @ dw
+            if dg @ dw > 0: H = H + np.outer(dg, dg) / (dg @ dw) - np.outer(Hdw, Hdw) / (dw @ Hdw)
+        w, g, s, s_new = w - a * step, g_new, s_new, s
+    return w, _objective_from_scores(s, t, w, lam), gnorm, it
+
+
 def fit_logistic_erm(X,  # m x d covariates (rows in the unit ball for the sensitivity to hold; not checked here)
                      treatment,  # length-m 0/1 treatment
                      lam: float = 0.1,  # $\lambda > 0$, the L2 regularisation constant
                      tol: float = 1e-10,  # stop when the gradient norm is at most this
-                     max_iter: int = 100,  # Newton steps allowed before giving up with an error
+                     max_iter: int = 100,  # Newton steps allowed (on the subsample, then on all rows) before an error
                     ) -> ERMFit:
     "Exact minimiser of the L2-regularised mean logistic loss without intercept, by damped Newton steps."
     lam = _check_lam(lam)
@@ -112,32 +174,15 @@ def fit_logistic_erm(X,  # m x d covariates (rows in the unit ball for the sensi
     m, d = X.shape
     if len(t) != m: raise ValueError(f'treatment has {len(t)} rows but X has {m}')
     if m == 0: raise ValueError('X has no rows')
-    # Only the gradient decides when to stop, so the Hessian may be approximate: on large data it comes from an
-    # evenly spaced subsample of rows (fixed positions, independent of the values), which keeps every step at two
-    # passes over X while the convergence stays fast (linear with a tiny rate instead of quadratic).
-    sub = None if m <= _HESSIAN_ROWS else np.linspace(0, m - 1, _HESSIAN_ROWS).astype(np.int64)
-    Xh = X if sub is None else X[sub]
-    w, s = np.zeros(d), np.zeros(m)
-    f = _objective_from_scores(s, t, w, lam)
-    for it in range(max_iter + 1):
-        p = expit(s)
-        grad = X.T @ (p - t) / m + lam * w
-        gnorm = float(np.linalg.norm(grad))
-        if gnorm <= tol: break
-        if it == max_iter:
-            raise RuntimeError(f'fit_logistic_erm: gradient norm {gnorm:.3g} > tol={tol:g} after {max_iter} Newton steps; '
-                               'the sensitivity 2/(m lam) needs the exact minimiser')
-        ph = p if sub is None else p[sub]
-        H = (Xh.T * (ph * (1 - ph) / len(ph))) @ Xh
-        H.flat[::d + 1] += lam
-        step = np.linalg.solve(H, grad)
-        Xstep = X @ step
-        a = 1.0
-        while True:  # backtracking (Armijo); near the optimum the full step is always taken
-            f_new = _objective_from_scores(s - a * Xstep, t, w - a * step, lam)
-            if f_new <= f - 1e-4 * a * grad @ step or abs(f_new - f) <= 1e-15 * max(1, abs(f)) or a < 1e-10: break
-            a /= 2
-        w, s, f = w - a * step, s - a * Xstep, f_new
+    w, H = np.zeros(d), None
+    if m > _HESSIAN_ROWS:
+        # Only the gradient on ALL rows decides when to stop, so the start and the Hessian may be approximate: both
+        # come from the exact fit on an evenly spaced subsample of rows (fixed positions, independent of the values).
+        sub = np.linspace(0, m - 1, _HESSIAN_ROWS).astype(np.int64)
+        Xs = X[sub]
+        w = _newton(Xs, t[sub], lam, tol, max_iter, w)[0]
+        H = _hessian(Xs, Xs @ w, lam)
+    w, f, gnorm, it = _newton(X, t, lam, tol, max_iter, w, H)
     w.flags.writeable = False
     return ERMFit(w, f, gnorm, it, m, lam)
 
