@@ -9,6 +9,7 @@ from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
 
 from privcausal import anm
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
+from privcausal.data import PrivacyLeakWarning
 from privcausal.mechanisms import NoiseSource, ResearchNoise
 
 
@@ -109,13 +110,20 @@ def test_train_hsic_and_both_add_sensitivities(fit):
 def test_iqr_accounting_options(fit):
     kw = dict(delta=1e-3, rng=np.random.default_rng(0))
     rec = anm.private_direction(fit, 'iqr', 1.2, **kw)
-    pap = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='paper', **kw)
+    with pytest.warns(UserWarning, match='true cost'):
+        pap = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='paper', **kw)
     adv = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='advanced', **kw)
     assert dict(rec.settings)['ptr_epsilon'] == pytest.approx(0.1)
     assert dict(pap.settings)['ptr_epsilon'] == pytest.approx(1.2 / 9)
     assert adv.epsilon <= 1.2 + 1e-9 and adv.delta <= 1e-3 + 1e-15
     assert dict(adv.settings)['ptr_epsilon'] < dict(rec.settings)['ptr_epsilon']  # advanced is worse for 4 calls
     assert rec.delta == 1e-3 and rec.epsilon == 1.2
+    # the paper counts per variable; each record touches all four IQRs: (12 eps', 4 delta') is charged and reported
+    assert pap.epsilon == pytest.approx(1.6) and pap.delta == pytest.approx(4e-3 / 3) and pap.guarantee_holds
+    ledger = PrivacyLedger(10, 0.1)
+    with pytest.warns(UserWarning, match='true cost'):
+        anm.private_direction(fit, 'iqr', 1.2, 1e-3, iqr_accounting='paper', ledger=ledger, rng=np.random.default_rng(0))
+    assert ledger.spent[0] == pytest.approx(1.6) and ledger.spent[1] == pytest.approx(4e-3 / 3)
 
 
 def test_iqr_ptr_releases_on_large_stable_data():
@@ -138,6 +146,13 @@ BAD = [
     (dict(score='iqr', delta=1e-3, iqr_threshold='fast'), 'threshold'),
     (dict(score='iqr', delta=1e-3, iqr_accounting='wrong'), 'iqr_accounting'),
     (dict(score='kendall', privacy='train', delta=1e-3, residual_constant='x'), 'constant'),
+    (dict(score='hsic', hsic_bandwidths=(1,)), 'hsic_bandwidths'), (dict(score='hsic', hsic_bandwidths=(1, 2, 3)), 'hsic_bandwidths'),
+    (dict(score='hsic', hsic_bandwidths=0.5), 'hsic_bandwidths'),
+    # options that void the guarantee are refused unless allow_unsafe=True
+    (dict(score='iqr', delta=1e-3, iqr_threshold=-100), 'allow_unsafe'),
+    (dict(score='iqr', delta=1e-3, iqr_threshold=5.0), 'safe minimum'),
+    (dict(score='iqr', delta=1e-3, iqr_threshold='paper'), 'safe minimum'),  # per-test eps' = 1/12 < 1
+    (dict(score='iqr', privacy='train', delta=1e-3, iqr_threshold='paper'), 'safe minimum'),
 ]
 
 
@@ -153,6 +168,8 @@ BAD_DATA = [
     (dict(x=np.r_[np.nan, np.zeros(99)]), 'NaN'), (dict(x=np.r_[np.inf, np.zeros(99)]), 'NaN or infinite'),
     (dict(x=np.zeros(100)), 'constant'), (dict(y=np.full(100, 0.5)), 'constant'),
     (dict(x=np.array(['a'] * 100)), 'numeric'), (dict(x=np.zeros((100, 2))), '1-d'),
+    (dict(x=np.linspace(-1, 1, 100).astype(str)), 'x must be numeric'),  # numeric strings are refused, not converted
+    (dict(y=np.linspace(-1, 1, 100).astype(object)), 'y must be numeric'),
     (dict(x=np.linspace(-2, 2, 100)), 'outside the public bounds'), (dict(x_bounds=None), 'PUBLIC bounds'),
     (dict(x_bounds=(1, -1)), 'lower < upper'), (dict(lam=0), 'lam'), (dict(lam=1.01), 'lam'),
     (dict(bandwidth='median'), 'data-dependent'), (dict(bandwidth=0), 'bandwidth'),
@@ -185,6 +202,116 @@ def test_overspending_refused_before_noise(fit):
     with pytest.raises(BudgetExceededError):
         anm.private_direction(fit, 'kendall', 0.6, ledger=ledger, rng=ExplodingNoise())
     assert len(ledger.entries) == 1 and ledger.spent[0] == pytest.approx(0.6)
+
+
+def test_bad_rng_fails_before_spend(fit):
+    ledger = PrivacyLedger(100, 0.5)
+    for score, delta in (('kendall', None), ('iqr', 1e-3), ('hsic', None)):
+        with pytest.raises(TypeError, match='default_rng'):
+            anm.private_direction(fit, score, 1.0, delta, ledger=ledger, rng=42)
+    assert ledger.entries == ()
+
+
+# ---------- options that void the guarantee
+@pytest.fixture(scope='module')
+def fit_lam1():
+    x, y = cubic(300, 7)
+    return anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), lam=1.0, seed=0)
+
+
+UNSAFE = [
+    (dict(score='iqr', delta=1e-3, iqr_threshold=-100), 'iqr_threshold'),
+    (dict(score='iqr', delta=1e-3, epsilon=2.0, iqr_threshold='paper'), 'iqr_threshold'),
+    (dict(score='hsic', privacy='train', residual_constant='paper'), 'residual_constant'),
+    (dict(score='kendall', privacy='train', delta=1e-3, residual_constant='paper'), 'residual_constant'),
+    (dict(score='iqr', privacy='train', delta=1e-3, residual_constant='paper'), 'residual_constant'),
+]
+
+
+@pytest.mark.parametrize('kw,reason', UNSAFE)
+def test_unsafe_options_refused_then_marked(fit_lam1, kw, reason):
+    kw = {'epsilon': 1.0, **kw}
+    ledger = PrivacyLedger(100, 0.5)
+    with pytest.raises(ValueError, match='allow_unsafe'):
+        anm.private_direction(fit_lam1, **kw, ledger=ledger, rng=ExplodingNoise())
+    assert ledger.entries == ()
+    with pytest.warns(PrivacyLeakWarning, match=reason):
+        res = anm.private_direction(fit_lam1, **kw, rng=np.random.default_rng(0), allow_unsafe=True)
+    d = json.loads(json.dumps(res.to_dict()))
+    assert res.guarantee_holds is False and d['guarantee_holds'] is False and reason in ' '.join(d['unsafe_options'])
+    assert 'NOT' in res.summary().splitlines()[1] and 'NOT AS STATED' in repr(res)
+    safe = anm.private_direction(fit_lam1, **{k: v for k, v in kw.items() if k not in ('iqr_threshold', 'residual_constant')},
+                                 rng=np.random.default_rng(0))
+    assert safe.guarantee_holds and safe.to_dict()['unsafe_options'] == [] and 'NOT AS STATED' not in repr(safe)
+
+
+def test_safe_variants_of_the_options_pass(fit):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        # a threshold at or above the safe minimum, and the paper's constant where it is larger (lam = 0.01)
+        e1, d1 = 1.0 / 12, 1e-3 / 4
+        high = anm.ptr_threshold(e1, d1) + 1
+        assert anm.private_direction(fit, 'iqr', 1.0, 1e-3, iqr_threshold=high, rng=np.random.default_rng(0)).guarantee_holds
+        assert anm.private_direction(fit, 'hsic', 1.0, privacy='train', residual_constant='paper',
+                                     rng=np.random.default_rng(0)).guarantee_holds
+        assert anm.iqr_ptr(np.arange(50.0), 1.0, 1e-3, threshold='paper', rng=np.random.default_rng(0)).safe  # eps = 1
+    assert not anm.threshold_is_safe(anm.ptr_threshold(0.5, 1e-3, 'paper'), 0.5, 1e-3)
+
+
+# ---------- the shape of a release does not depend on the data
+IQR0 = np.r_[-.5, -.4, np.zeros(8), .4, .5]  # IQR exactly 0
+IQR0_NEIGHBOUR = IQR0.copy(); IQR0_NEIGHBOUR[2] = -.45  # one record changed: IQR 0.4
+
+
+def _shape(obj):
+    if isinstance(obj, dict): return tuple(sorted((k, _shape(v)) for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)): return ('seq', len(obj), tuple(_shape(v) for v in obj))
+    return type(obj).__name__ if obj is not None else 'None'
+
+
+def test_iqr_ptr_shape_does_not_reveal_a_zero_iqr():
+    assert anm.iqr(IQR0) == 0 and anm.iqr(IQR0_NEIGHBOUR) > 0
+    shapes = {0: set(), 1: set()}
+    for s in range(300):
+        for k, a in enumerate((IQR0, IQR0_NEIGHBOUR)):
+            rel = anm.iqr_ptr(a, 1.0, 1e-3, rng=np.random.default_rng(s))
+            assert not rel.released  # A_j <= 1: refused (passing has probability <= delta)
+            shapes[k].add((len(rel.noisy_distances), all(isinstance(v, float) for v in rel.noisy_distances)))
+    assert shapes[0] == shapes[1] == {(2, True)}
+    # the zero-IQR tests are drawn with the right law: R_j = 0 + Lap(1/eps), KS false-failure rate 1e-6
+    draws = np.array([anm.iqr_ptr(IQR0, 1.0, 1e-3, rng=np.random.default_rng(s)).noisy_distances for s in range(2000)])
+    assert stats.kstest(draws[:, 0], stats.laplace(scale=1.0).cdf).pvalue > 1e-6
+    # secure noise too
+    assert len(anm.iqr_ptr(IQR0, 1.0, 1e-3).noisy_distances) == 2
+
+
+def _iqr0_fit(x_test):
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.uniform(-1, 1, 12), x_test]
+    y = np.clip(x**3 + 0.3 * rng.uniform(-1, 1, 24), -1.3, 1.3)
+    return anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), split=['train'] * 12 + ['test'] * 12)
+
+
+@pytest.mark.parametrize('privacy', ['test', 'train'])
+def test_release_shape_identical_on_iqr0_neighbours(privacy):
+    fits = [_iqr0_fit(IQR0), _iqr0_fit(IQR0_NEIGHBOUR)]
+    assert anm.iqr(fits[0].x_test) == 0 and anm.iqr(fits[1].x_test) > 0
+    shapes = [set(), set()]
+    for s in range(150):
+        for k, f in enumerate(fits):
+            d = anm.private_direction(f, 'iqr', 1.0, 1e-3, privacy, rng=np.random.default_rng(s)).to_dict()
+            shapes[k].add(_shape(d['tests']))
+            shapes[k].add(tuple(sorted(d)))
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 2
+    # every PTR record holds both noisy distances
+    d = anm.private_direction(fits[0], 'iqr', 1.0, 1e-3, privacy, rng=np.random.default_rng(0)).to_dict()
+    assert all(len(v) == 2 for v in d['tests'].values()) and len(d['tests']) == (4 if privacy == 'test' else 2)
+
+
+def test_train_iqr_zero_residual_iqr_draws_both_tests():
+    rel = anm._ptr_release(None, (0, 0), 0.5, 1e-3, -1e9, anm.resolve_noise(np.random.default_rng(0)))
+    assert rel.value is None and len(rel.noisy_distances) == 2  # never released, even when the tests pass
 
 
 # ---------- the release object

@@ -96,3 +96,30 @@ def test_errors_exit_2(csv, argv, msg):
     out = cli('anm', csv, '--x', 'a', '--y', 'b', *argv)
     assert out.returncode == 2 and msg in out.stderr, out.stderr
     assert out.stdout == ''
+
+
+def test_iqr_json_has_a_fixed_shape(tmp_path):
+    # one column has IQR exactly 0 on the test part, its neighbour has IQR > 0: the JSON must have the same shape
+    x0 = np.r_[-.5, -.4, np.zeros(8), .4, .5]
+    x1 = x0.copy(); x1[2] = -.45
+    shapes = []
+    for k, xt in enumerate((x0, x1)):
+        rng = np.random.default_rng(0)
+        x = np.r_[rng.uniform(-1, 1, 12), xt]
+        df = pd.DataFrame({'a': x, 'b': np.clip(x**3 + 0.3 * rng.uniform(-1, 1, 24), -1.3, 1.3),
+                           'part': ['train'] * 12 + ['test'] * 12})
+        path = tmp_path / f'n{k}.csv'; df.to_csv(path, index=False)
+        for seed in range(20):
+            res = json.loads(cli('anm', str(path), '--x', 'a', '--y', 'b', '--score', 'iqr', '--epsilon', '1', '--delta', '1e-3',
+                                 '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'part', '--seed', str(seed), '--json').stdout)
+            assert res['guarantee_holds'] is True and res['unsafe_options'] == []
+            shapes.append((k, tuple(sorted(res)), tuple((name, len(v)) for name, v in sorted(res['tests'].items()))))
+    assert {s[1:] for s in shapes if s[0] == 0} == {s[1:] for s in shapes if s[0] == 1}
+    assert all(len(t) == 4 and all(n == 2 for _, n in t) for _, _, t in shapes)
+
+
+def test_numeric_strings_are_refused(tmp_path):
+    path = tmp_path / 's.csv'
+    pd.DataFrame({'a': ['0.1x'] + [str(v) for v in np.linspace(-1, 1, 39)], 'b': np.linspace(-1, 1, 40)}).to_csv(path, index=False)
+    out = cli('anm', str(path), '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1')
+    assert out.returncode == 2 and 'x must be numeric' in out.stderr, out.stderr
