@@ -25,12 +25,30 @@ from .mechanisms import (NoiseSource, check_delta, check_epsilon, gaussian_sigma
 __all__ = ['CALIBRATIONS', 'as_float_matrix', 'row_norms', 'check_unit_ball', 'ERMFit', 'erm_objective', 'fit_logistic_erm',
            'erm_sensitivity', 'gaussian_sigma', 'PrivatePropensityModel', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #3149c463
+# %% ../nbs/03_propensity.ipynb #b8b38dce
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
+def _check_numeric_dtype(X, name):
+    "Raise `TypeError` naming `name` unless `X` holds numbers (ints, floats, bools): strings are never parsed into data."
+    if isinstance(X, pd.DataFrame):
+        cols = [(str(c), X[c]) for c in X.columns]
+    else:
+        a = X.to_numpy() if isinstance(X, pd.Series) else np.asarray(X)
+        cols = [(None, a)]
+    for col, v in cols:
+        v = v.to_numpy() if isinstance(v, pd.Series) else v
+        kind = getattr(v.dtype, 'kind', 'O')
+        if kind in 'biuf': continue
+        if kind == 'O' and all(isinstance(e, numbers.Real) and not isinstance(e, str) for e in np.ravel(v)): continue
+        where = '' if col is None else f' (column {col!r})'
+        raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; got dtype {v.dtype}. '
+                        'Convert or dummy-code it first; privcausal does not parse strings silently.')
+
+
 def as_float_matrix(X, name: str = 'X') -> np.ndarray:
-    "`X` as a 2-d float64 array without copying when it already is one; NaN/inf raise (via `check_finite`) naming `name`."
+    "`X` as a 2-d float64 array without copying when it already is one; non-numeric dtypes (strings) raise `TypeError` and NaN/inf raise (via `check_finite`), naming `name`."
+    _check_numeric_dtype(X, name)
     try: arr = X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
     except (TypeError, ValueError): arr = check_finite(X, name=name)
     if arr.ndim == 1: arr = arr[:, None]
@@ -330,7 +348,7 @@ def privatise_weights(fit: ERMFit,  # the exact fit on the fitting rows (NOT PRI
     return PrivatePropensityModel(w, float(epsilon), float(delta), fit.m, fit.lam, sens, sigma, calibration, noise.name,
                                   noise.is_secure, None if constant is None else float(constant), tuple(covariates))
 
-# %% ../nbs/03_propensity.ipynb #24dfb3ae
+# %% ../nbs/03_propensity.ipynb #c5b1ac76
 def private_propensity(X,  # m x d covariates, divided by a PUBLIC bound so that rows lie in the unit ball
                        treatment,  # length-m 0/1 treatment
                        epsilon: float,  # $\varepsilon$
@@ -349,6 +367,10 @@ def private_propensity(X,  # m x d covariates, divided by a PUBLIC bound so that
     X = check_unit_ball(X, clip=clip_rows)
     t = check_binary_treatment(treatment)
     if len(t) != len(X): raise ValueError(f'treatment has {len(t)} rows but X has {len(X)}')
+    n1 = int(t.sum())
+    if n1 == 0 or n1 == len(t):
+        raise ValueError(f'treatment has an empty arm ({n1} treated, {len(t) - n1} controls): a propensity model needs '
+                         'both treated and control rows')
     if len(X) < 2: raise ValueError(f'X: the fitting part needs at least 2 rows, got {len(X)}')
     resolve_noise(rng)  # a bad rng is an error before anything is fitted or charged
     fit = fit_logistic_erm(_augment(X, constant), t, lam)

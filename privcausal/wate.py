@@ -23,11 +23,12 @@ from .posterior import NoisyStatistics, PosteriorDraws, plot_posterior, sample_p
 # %% auto #0
 __all__ = ['ESTIMANDS', 'V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'ADULT_COVARIATES', 'check_estimand',
            'weighted_effect', 'LogisticFits', 'fit_logistic_batched', 'outcome_variance', 'NonPrivateWATE',
-           'nonprivate_effects', 'nonprivate_wate', 'simulate_wate', 'check_truncation', 'truncate',
-           'variance_upper_bound', 'variance_sensitivity', 'partition_indices', 'PartitionStatistics',
-           'stacked_partition_statistics', 'partition_statistics', 'ReleasePlan', 'check_share', 'release_plan',
-           'fill_failed', 'aggregate', 'release_statistics', 'WATEResult', 'wate_estimands', 'wate', 'WATEDiagnostics',
-           'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'simulation_study', 'summarise_study']
+           'nonprivate_effects', 'nonprivate_wate', 'simulate_wate', 'check_truncation', 'n_truncated',
+           'warn_truncated', 'truncate', 'variance_upper_bound', 'variance_sensitivity', 'partition_indices',
+           'PartitionStatistics', 'stacked_partition_statistics', 'partition_statistics', 'ReleasePlan', 'check_share',
+           'release_plan', 'fill_failed', 'aggregate', 'release_statistics', 'WATEResult', 'wate_estimands', 'wate',
+           'WATEDiagnostics', 'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'simulation_study',
+           'summarise_study']
 
 # %% ../nbs/05_wate.ipynb #5d2a2e32
 ESTIMANDS = ('ATE', 'ATT', 'ATC')
@@ -272,7 +273,7 @@ def simulate_wate(n: int,  # rows
     if replications is None: out = {k: ({kk: float(vv[0]) for kk, vv in v.items()} if k == 'truth' else v[0]) for k, v in out.items()}
     return out
 
-# %% ../nbs/05_wate.ipynb #a73daffb
+# %% ../nbs/05_wate.ipynb #28d04f6f
 def check_truncation(truncation) -> float:
     "Return $a$ as a float, or raise unless 0 < a < 1/2."
     if isinstance(truncation, bool) or not isinstance(truncation, numbers.Real) or not 0 < truncation < 0.5:
@@ -280,9 +281,38 @@ def check_truncation(truncation) -> float:
     return float(truncation)
 
 
-def truncate(e: np.ndarray, truncation: float) -> np.ndarray:
-    "$e^T = \\min\\{\\max\\{e, a\\}, 1-a\\}$ (eq. 9)."
+def n_truncated(e: np.ndarray,  # propensities $e_i$ before truncation
+                truncation: float,  # $a$
+                mask: np.ndarray | None = None,  # count only these entries (real rows), default all
+                axis=None,  # sum over this axis (None: all)
+               ):
+    "How many propensities lie outside $[a, 1-a]$, i.e. are moved by `truncate` (NaN is not counted)."
     a = check_truncation(truncation)
+    out = (e < a) | (e > 1 - a)
+    if mask is not None: out = out & mask
+    return np.count_nonzero(out, axis=axis)
+
+
+def warn_truncated(count: int,  # propensities moved
+                   total: int,  # propensities in all
+                   truncation: float,  # $a$
+                   where: str = '',  # extra words, e.g. ' (summed over the M partitions)'
+                   stacklevel: int = 3):
+    "The house rule: nothing is clipped without a `UserWarning` saying how many (silent when `count` is 0)."
+    if count:
+        a = check_truncation(truncation)
+        warnings.warn(f'truncation: {int(count)} of {int(total)} propensity scores{where} were outside '
+                      f'[a, 1-a] = [{a:g}, {1 - a:g}] and were truncated to it (eq. 9); pass warn=False to silence',
+                      UserWarning, stacklevel=stacklevel)
+
+
+def truncate(e: np.ndarray,  # propensities $e_i$
+             truncation: float,  # $a \in (0, 1/2)$
+             warn: bool = True,  # warn with the number of propensities moved
+            ) -> np.ndarray:
+    "$e^T = \\min\\{\\max\\{e, a\\}, 1-a\\}$ (eq. 9), announced by a `UserWarning` when anything moves."
+    a = check_truncation(truncation)
+    if warn: warn_truncated(n_truncated(e, a), np.size(e), a)
     return np.clip(e, a, 1 - a)
 
 
@@ -299,7 +329,7 @@ def variance_sensitivity(estimand: str, truncation: float, n: int) -> float:
 
 EFFECT_SENSITIVITY = 2.0  # Lemma 3.1: $s(\hat\tau) \le 2$ for binary outcomes
 
-# %% ../nbs/05_wate.ipynb #b7443f52
+# %% ../nbs/05_wate.ipynb #e14a3a2f
 def partition_indices(n: int,  # rows
                       n_partitions: int,  # $M$
                       rng: np.random.Generator,  # randomness independent of the data
@@ -317,12 +347,13 @@ class PartitionStatistics:
     "CONFIDENTIAL per-partition estimates (never released): $\\hat\\tau^T_m$, $\\hat V^T_m$ per estimand, and which partitions failed."
     tau: dict  # estimand -> (..., M) effects
     variance: dict  # estimand -> (..., M) variances
-    failed: np.ndarray  # (..., M) True where a partition had < 2 treated or < 2 controls
+    failed: np.ndarray  # (..., M) True where a partition had < 2 treated or < 2 controls, or a non-finite estimate
     sizes: np.ndarray  # (M,) partition sizes $n_m$
+    n_truncated: np.ndarray | None = None  # (..., M) propensities moved by the truncation in each partition
 
     def __repr__(self): return f'PartitionStatistics[CONFIDENTIAL](M={self.sizes.size}, estimands={list(self.tau)})'
 
-# %% ../nbs/05_wate.ipynb #3a11eac7
+# %% ../nbs/05_wate.ipynb #263c01e7
 def stacked_partition_statistics(X: np.ndarray,  # (B, n_m, d) covariates of B stacked partitions (no intercept)
                                  z: np.ndarray,  # (B, n_m) treatment
                                  y: np.ndarray,  # (B, n_m) binary outcome
@@ -331,7 +362,8 @@ def stacked_partition_statistics(X: np.ndarray,  # (B, n_m, d) covariates of B s
                                  estimands=ESTIMANDS,  # which of 'ATE', 'ATT', 'ATC'
                                  v_model: str = 'per_arm_logit',  # see `outcome_variance`
                                  chunk_bytes: int = 4_000_000,  # process partitions in groups of about this many bytes of design
-                                ) -> tuple:  # ({estimand: (tau, V)}, failed), arrays of shape (B,)
+                                 return_truncated: bool = False,  # also return the number of truncated propensities per partition
+                                ) -> tuple:  # ({estimand: (tau, V)}, failed[, n_truncated]), arrays of shape (B,)
     "Fit and estimate in each of B stacked partitions, using each partition's rows only."
     X, m = np.asarray(X, dtype=float), np.asarray(mask, dtype=bool)
     z, y = np.where(m, z, 0.0), np.where(m, y, 0.0)
@@ -339,10 +371,13 @@ def stacked_partition_statistics(X: np.ndarray,  # (B, n_m, d) covariates of B s
     # partitions are independent, so they are processed in cache-sized groups from start to end (the three fits, the
     # predictions and the sums): no stack-sized temporaries, and each group's design stays in cache across its fits
     size = max(1, int(chunk_bytes // max(1, n * (d + 1) * 8)))
-    parts = [_partition_group(X[i:i + size], z[i:i + size], y[i:i + size], m[i:i + size], truncation, estimands,
-                              v_model) for i in range(0, B, size)]
+    # overflow in a fit (an extreme covariate) only makes that partition's estimates non-finite, a failure handled below
+    with np.errstate(all='ignore'):
+        parts = [_partition_group(X[i:i + size], z[i:i + size], y[i:i + size], m[i:i + size], truncation, estimands,
+                                  v_model) for i in range(0, B, size)]
     out = {k: tuple(np.concatenate([p[0][k][j] for p in parts]) for j in (0, 1)) for k in estimands}
-    return out, np.concatenate([p[1] for p in parts])
+    failed = np.concatenate([p[1] for p in parts])
+    return (out, failed, np.concatenate([p[2] for p in parts])) if return_truncated else (out, failed)
 
 
 def _partition_group(X, z, y, m, truncation, estimands, v_model):
@@ -357,7 +392,9 @@ def _partition_group(X, z, y, m, truncation, estimands, v_model):
     Xd[..., 0] = 1.0
     Xd[..., 1:] = X[rows]
     if not m.all(): Xd[~m, 1:] = 0.0
-    e = truncate(fit_logistic_batched(Xd, z, m).predict(Xd), truncation)
+    e = fit_logistic_batched(Xd, z, m).predict(Xd)
+    moved = n_truncated(e, truncation, m, axis=-1)
+    e = truncate(e, truncation, warn=False)  # announced once per release, by the caller
     n1 = (z * m).sum(-1)
     n0 = m.sum(-1) - n1
     if v_model == 'per_arm_logit':
@@ -369,9 +406,12 @@ def _partition_group(X, z, y, m, truncation, estimands, v_model):
     else:
         v1, v0 = outcome_variance(Xd, z, y, m, v_model)
     failed = (n1 < 2) | (n0 < 2)
-    with np.errstate(invalid='ignore', divide='ignore'):
+    with np.errstate(invalid='ignore', divide='ignore', over='ignore'):
         out = {k: weighted_effect(e, z, y, v1, v0, k, m) for k in estimands}
-    return out, failed
+    # a non-finite estimate (e.g. overflow from an extreme but finite covariate) is decided by this partition's rows
+    # alone, so it is a failure like too few treated: filled in, never released, and the release cannot fail later
+    for tau_k, var_k in out.values(): failed = failed | ~np.isfinite(tau_k) | ~np.isfinite(var_k)
+    return out, failed, moved
 
 
 def partition_statistics(X, z, y, index: np.ndarray, truncation: float, estimands=ESTIMANDS,
@@ -379,9 +419,11 @@ def partition_statistics(X, z, y, index: np.ndarray, truncation: float, estimand
     "CONFIDENTIAL per-partition $\\hat\\tau^T_m$, $\\hat V^T_m$ for the partition `index` (from `partition_indices`)."
     mask = index >= 0
     idx = np.where(mask, index, 0)
-    out, failed = stacked_partition_statistics(np.asarray(X, float)[idx], np.asarray(z, float)[idx],
-                                               np.asarray(y, float)[idx], mask, truncation, estimands, v_model)
-    return PartitionStatistics({k: v[0] for k, v in out.items()}, {k: v[1] for k, v in out.items()}, failed, mask.sum(1))
+    out, failed, moved = stacked_partition_statistics(np.asarray(X, float)[idx], np.asarray(z, float)[idx],
+                                                      np.asarray(y, float)[idx], mask, truncation, estimands, v_model,
+                                                      return_truncated=True)
+    return PartitionStatistics({k: v[0] for k, v in out.items()}, {k: v[1] for k, v in out.items()}, failed,
+                               mask.sum(1), moved)
 
 # %% ../nbs/05_wate.ipynb #773b110f
 VARIANCE_MODES = ('paper', 'mean')
@@ -447,7 +489,7 @@ def release_statistics(tau_bar: float, variance_bar: float, plan: ReleasePlan, n
     return (float(noise.add_laplace(float(tau_bar), plan.noise_scale_tau)),
             float(noise.add_laplace(float(variance_bar), plan.noise_scale_variance)))
 
-# %% ../nbs/05_wate.ipynb #f61ece1b
+# %% ../nbs/05_wate.ipynb #5a08204d
 @dataclasses.dataclass(frozen=True, eq=False)
 class WATEResult:
     "An $\\varepsilon$-DP weighted average treatment effect (Guha & Reiter, Algorithm 1) with its 95% interval."
@@ -482,7 +524,14 @@ class WATEResult:
     method: str = 'wate (Guha & Reiter 2024, Algorithm 1)'
     privacy_unit: str = 'one row replaced (n public)'
 
-    _FIELDS = ('method', 'estimand', 'estimate', 'ci', 'epsilon', 'delta', 'epsilon_tau', 'epsilon_variance', 'n',
+    @property
+    def guarantee(self) -> str:
+        "What the release guarantees: pure epsilon-DP, or NOT DP when the partition was re-drawn on the data."
+        if self.on_failure == 'repartition':
+            return 'NOT DP: data-dependent re-partitioning (on_failure="repartition"); the epsilon guarantee does not hold'
+        return f'epsilon-DP with epsilon={self.epsilon:g}, delta=0'
+
+    _FIELDS = ('method', 'guarantee', 'estimand', 'estimate', 'ci', 'epsilon', 'delta', 'epsilon_tau', 'epsilon_variance', 'n',
                'n_partitions', 'partition_size', 'truncation', 'variance_share', 'variance_mode', 'sensitivity_tau',
                'sensitivity_variance', 'noise_scale_tau', 'noise_scale_variance', 'prior_variance_upper', 'sampler',
                'draws', 'v_model', 'on_failure', 'noise_source', 'is_secure', 'privacy_unit')
@@ -507,8 +556,10 @@ class WATEResult:
         "A text summary a statistician recognises."
         src = self.noise_source + ('' if self.is_secure else ' (research mode: NOT floating-point safe)')
         return '\n'.join([
-            f'Differentially private {self.estimand} (Guha & Reiter WATE, binary outcome)',
+            (f'Differentially private {self.estimand} (Guha & Reiter WATE, binary outcome)' if self.on_failure == 'fill'
+             else f'{self.estimand} (Guha & Reiter WATE, binary outcome) -- {self.guarantee}'),
             f'  estimate   {self.estimate: .4f}    95% interval ({self.ci[0]:.4f}, {self.ci[1]:.4f})',
+            f'  guarantee  {self.guarantee}',
             f'  privacy    epsilon={self.epsilon:g} (effect {self.epsilon_tau:g}, variance {self.epsilon_variance:g}), delta=0; unit: {self.privacy_unit}',
             f'  design     n={self.n}, M={self.n_partitions} partitions (n_m >= {self.partition_size}), a={self.truncation:g}, pi={self.variance_share:g}, variance mode {self.variance_mode!r}',
             f'  released   tau={self.released_tau:.5g} (Laplace b={self.noise_scale_tau:.4g}, sens {self.sensitivity_tau:.4g}); '
@@ -519,12 +570,14 @@ class WATEResult:
     def __repr__(self):
         return (f'WATEResult({self.estimand}: {self.estimate:.4f}, 95% interval ({self.ci[0]:.4f}, {self.ci[1]:.4f}); '
                 f'ε={self.epsilon:g}, M={self.n_partitions}, a={self.truncation:g}, π={self.variance_share:g}, '
-                f'variance={self.variance_mode}, sampler={self.sampler}, noise={self.noise_source})')
+                f'variance={self.variance_mode}, sampler={self.sampler}, noise={self.noise_source}'
+                + ('' if self.on_failure == 'fill' else f'; {self.guarantee}') + ')')
 
     def _repr_html_(self):
         rows = ''.join(f'<tr><th style="text-align:left">{k}</th><td style="text-align:left">{html.escape(str(v))}</td></tr>'
                        for k, v in self.to_dict().items())
-        return f'<table><caption>DP {self.estimand} (WATE)</caption>{rows}</table>'
+        cap = f'DP {self.estimand} (WATE)' if self.on_failure == 'fill' else f'{self.estimand} (WATE): NOT DP'
+        return f'<table><caption>{html.escape(cap)}</caption>{rows}</table>'
 
     def plot(self, title: str = ''):
         "Histograms of the posterior draws with the estimate and interval."
@@ -572,7 +625,7 @@ def _cost(estimand, epsilon, pi, plan):
                     params={**params, 'sensitivity': plan.sensitivity_variance, 'scale': plan.noise_scale_variance}),
         label=f'WATE {estimand}')
 
-# %% ../nbs/05_wate.ipynb #f65a93ff
+# %% ../nbs/05_wate.ipynb #f294d505
 def _private_partitions(cd, y, M, a, estimands, v_model, on_failure, gen, max_repartitions=20):
     index = partition_indices(cd.n, M, gen)
     stats_ = partition_statistics(cd.X, cd.treatment, y, index, a, estimands, v_model)
@@ -582,7 +635,7 @@ def _private_partitions(cd, y, M, a, estimands, v_model, on_failure, gen, max_re
             tries += 1
             index = partition_indices(cd.n, M, gen)
             stats_ = partition_statistics(cd.X, cd.treatment, y, index, a, estimands, v_model)
-        warnings.warn('on_failure="repartition" re-draws the partition while a part has < 2 treated or < 2 controls: '
+        warnings.warn('on_failure="repartition" re-draws the partition while a part fails (< 2 treated or controls, or a non-finite estimate): '
                       'the partition then depends on the data, which the epsilon guarantee does not cover; '
                       'failed parts left after the last try are filled in', PrivacyLeakWarning, stacklevel=3)
     return index, stats_
@@ -606,6 +659,7 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
                    on_failure: str = 'fill',  # failed partitions: 'fill' (uniform fill-in) or 'repartition' (leaks; warns)
                    rng: NoiseSource | np.random.Generator | None = None,  # None: secure OpenDP noise; a Generator: research mode
                    ledger=None,  # a `PrivacyLedger` to charge, or None
+                   warn: bool = True,  # warn (locally, not released) how many propensities the truncation moved
                   ) -> dict:  # {estimand: WATEResult}
     "Release several WATEs from the same data (same partition); each is epsilon-DP, together len(estimands) x epsilon."
     estimands = (estimands,) if isinstance(estimands, str) else tuple(estimands)
@@ -615,10 +669,13 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
     n_min = cd.n // M
     plans = {k: release_plan(k, M, n_min, a, epsilon, pi, variance) for k in estimands}
     costs = [_cost(k, epsilon, pi, plans[k]) for k in estimands]
-    charge(ledger, costs[0] if len(costs) == 1 else sequential(*costs, label='WATE ' + '+'.join(estimands)))
+    if not isinstance(warn, bool): raise ValueError(f'warn must be True or False, got {warn!r}')
+    # every argument, the noise source included, is checked before the ledger is charged: nothing after this can fail
     noise = resolve_noise(rng)
     gen = _generator(rng, noise)
+    charge(ledger, costs[0] if len(costs) == 1 else sequential(*costs, label='WATE ' + '+'.join(estimands)))
     _, st = _private_partitions(cd, y, M, a, estimands, v_model, on_failure, gen)
+    if warn: warn_truncated(st.n_truncated.sum(), cd.n, a, f' (summed over the {M} partitions)')
     out = {}
     for k, cost in zip(estimands, costs):
         plan = plans[k]
@@ -651,13 +708,14 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
          on_failure: str = 'fill',  # failed partitions: 'fill' (uniform fill-in) or 'repartition' (leaks; warns)
          rng: NoiseSource | np.random.Generator | None = None,  # None: secure OpenDP noise; a Generator: research mode
          ledger=None,  # a `PrivacyLedger` to charge, or None
+         warn: bool = True,  # warn (locally, not released) how many propensities the truncation moved
         ) -> WATEResult:
     "An epsilon-DP ATE, ATT or ATC for a binary outcome with a 95% interval (Guha & Reiter, Algorithm 1)."
     if estimand not in ESTIMANDS: check_estimand(estimand)
     return wate_estimands(data, outcome=outcome, treatment=treatment, covariates=covariates, X=X, estimands=(estimand,),
                           epsilon=epsilon, n_partitions=n_partitions, truncation=truncation, variance_share=variance_share,
                           variance=variance, sampler=sampler, draws=draws, v_model=v_model, on_failure=on_failure,
-                          rng=rng, ledger=ledger)[estimand]
+                          rng=rng, ledger=ledger, warn=warn)[estimand]
 
 # %% ../nbs/05_wate.ipynb #105c1d8f
 @dataclasses.dataclass(frozen=True)

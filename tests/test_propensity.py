@@ -176,3 +176,31 @@ def test_check_unit_ball_counts():
         Z = check_unit_ball(X, clip=True)
     assert '2 of 3 rows' in str(w[0].message)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), [1, math.hypot(.1, .1), 1])
+
+
+@pytest.mark.parametrize('arm', [0, 1])
+def test_empty_arm_refused_before_charging(arm):
+    # review finding: one arm empty used to charge the ledger and release a model
+    X, _ = ball_data(100, 3, 7)
+    ledger = PrivacyLedger(10, 0.1)
+    with pytest.raises(ValueError, match='treatment has an empty arm'):
+        private_propensity(X, np.full(100, arm), .5, 1e-6, rng=Untouchable(), ledger=ledger)
+    assert ledger.entries == ()
+
+
+def test_string_covariates_refused():
+    # review finding: numeric strings in X were silently parsed by float()
+    import pandas as pd
+    X, t = ball_data(20, 2, 8)
+    ledger = PrivacyLedger(10, 0.1)
+    with pytest.raises(TypeError, match='X must be numeric'):
+        private_propensity(X.astype(str), t, .5, 1e-6, rng=Untouchable(), ledger=ledger)
+    frame = pd.DataFrame(X, columns=['a', 'b']).assign(b=lambda d: d.b.astype(str))
+    with pytest.raises(TypeError, match="column 'b'"):
+        private_propensity(frame, t, .5, 1e-6, rng=Untouchable(), ledger=ledger)
+    with pytest.raises(TypeError, match='covariates must be numeric'):
+        check_unit_ball(np.array([[0.1, '0.2']], dtype=object), name='covariates')
+    assert ledger.entries == ()
+    # numbers (ints, bools, object arrays of numbers, numeric frames) still pass
+    check_unit_ball(np.array([[0, 1], [1, 0]])); check_unit_ball(np.array([[True, False]]))
+    check_unit_ball(np.array([[0.1, 0.2]], dtype=object)); check_unit_ball(pd.DataFrame(X, columns=['a', 'b']))

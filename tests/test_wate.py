@@ -209,6 +209,10 @@ BAD = [
     (lambda d: dict(data=d, draws=5), 'draws must be an integer >= 100'),
     (lambda d: dict(data=d.assign(z=1)), 'treatment has no control units'),
     (lambda d: dict(data=d, on_failure='skip'), "on_failure must be 'fill' or 'repartition'"),
+    # review finding: a bad rng used to raise only after the ledger was charged
+    (lambda d: dict(data=d, rng=42), 'rng must be None'),
+    (lambda d: dict(data=d, rng='secure'), 'rng must be None'),
+    (lambda d: dict(data=d, warn=None), 'warn must be True or False'),
 ]
 
 
@@ -244,3 +248,65 @@ def test_monte_carlo_coverage_and_noise_floor():
     assert ((s.dp_rmse > 0.7 * s.rmse_floor) & (s.dp_rmse < 1.4 * s.rmse_floor)).all(), s
     assert (s.noise_free_rmse < 0.03).all() and (s.np_rmse < 0.03).all()
     assert (s.dp_length >= s.length_floor).all()
+
+
+def test_bad_rng_leaves_ledger_untouched_for_several_estimands(df):
+    led = PrivacyLedger(5.0)
+    with pytest.raises(TypeError, match='rng'):
+        wate_estimands(df, outcome='y', treatment='z', epsilon=1.0, n_partitions=20, rng=42, ledger=led)
+    assert led.spent == (0.0, 0.0) and len(led.entries) == 0
+
+
+def test_extreme_finite_covariate_fails_its_partition_only(df):
+    # review finding: x1 = 1e200 made one partition's estimate NaN after the charge, and add_laplace then raised
+    ext = df.assign(x1=np.where(df.index == 11, 1e200, df.x1))
+    cols = ['x1', 'x2', 'x3', 'x4']
+    idx = partition_indices(len(df), 50, np.random.default_rng(3))
+    st = partition_statistics(ext[cols].to_numpy(), ext.z.to_numpy(), ext.y.to_numpy(), idx, 0.05)
+    st0 = partition_statistics(df[cols].to_numpy(), df.z.to_numpy(), df.y.to_numpy(), idx, 0.05)
+    assert np.flatnonzero(st.failed).tolist() == np.flatnonzero((idx == 11).any(1)).tolist()
+    assert not st0.failed.any()
+    for k in ESTIMANDS:  # the other partitions are untouched by the extreme row (fits are per partition)
+        np.testing.assert_array_equal(st.tau[k][~st.failed], st0.tau[k][~st.failed])
+    led = PrivacyLedger(5.0)
+    out = wate_estimands(ext, outcome='y', treatment='z', epsilon=1.0, n_partitions=50, sampler='exact', draws=300,
+                         rng=np.random.default_rng(4), ledger=led, warn=False)
+    for r in out.values():
+        assert np.isfinite([r.estimate, r.released_tau, r.released_variance, *r.ci]).all()
+    assert led.spent[0] == pytest.approx(3.0)
+    # the secure source too (it refuses non-finite values, which is how the bug surfaced)
+    r = wate(ext, outcome='y', treatment='z', epsilon=1.0, n_partitions=50, sampler='exact', draws=300, warn=False)
+    assert r.is_secure and np.isfinite(r.estimate)
+
+
+def test_truncation_warning_counts_and_is_not_released(df):
+    cols = ['x1', 'x2', 'x3', 'x4']
+    idx = partition_indices(len(df), 20, np.random.default_rng(5))
+    st = partition_statistics(df[cols].to_numpy(), df.z.to_numpy(), df.y.to_numpy(), idx, 0.05)
+    expected = int(st.n_truncated.sum())
+    assert expected > 0  # eta=2 gives propensities beyond [0.05, 0.95]
+    kw = dict(outcome='y', treatment='z', epsilon=1.0, n_partitions=20, sampler='exact', draws=300)
+    # the release uses the same generator for its partition first, so rng seed 5 gives the same partition
+    with pytest.warns(UserWarning, match=f'truncation: {expected} of {len(df)} propensity scores'):
+        r = wate(df, rng=np.random.default_rng(5), **kw)
+    assert 'propensity scores' not in json.dumps(r.to_dict()) + repr(r) + r.summary()
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # warn=False: silent (the studies call the estimator thousands of times)
+        wate(df, rng=np.random.default_rng(5), warn=False, **kw)
+    # a wide truncation band moves nothing: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', UserWarning)
+        wate(df, rng=np.random.default_rng(5), truncation=1e-9, **kw)
+
+
+def test_repartition_result_says_not_dp(df):
+    rare = df.copy(); rare['z'] = 0; rare.loc[rare.index[:60], 'z'] = 1
+    kw = dict(outcome='y', treatment='z', epsilon=1.0, n_partitions=10, sampler='exact', draws=300, warn=False)
+    with pytest.warns(PrivacyLeakWarning):
+        bad = wate(rare, on_failure='repartition', rng=np.random.default_rng(2), **kw)
+    good = wate(rare, rng=np.random.default_rng(2), **kw)
+    d = bad.to_dict()
+    assert d['guarantee'].startswith('NOT DP: data-dependent re-partitioning')
+    assert 'NOT DP' in repr(bad) and 'NOT DP' in bad.summary() and 'NOT DP' in bad._repr_html_()
+    assert 'Differentially private' not in bad.summary()
+    assert good.to_dict()['guarantee'] == 'epsilon-DP with epsilon=1, delta=0' and 'NOT DP' not in repr(good)
