@@ -25,7 +25,7 @@ from .mechanisms import (NoiseSource, check_delta, check_epsilon, gaussian_sigma
 __all__ = ['CALIBRATIONS', 'as_float_matrix', 'row_norms', 'check_unit_ball', 'ERMFit', 'erm_objective', 'fit_logistic_erm',
            'erm_sensitivity', 'gaussian_sigma', 'PrivatePropensityModel', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #b8b38dce
+# %% ../nbs/03_propensity.ipynb #808037c3
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
@@ -76,9 +76,10 @@ def check_unit_ball(X,  # n x d covariates, already divided by a public bound
     if over.any():
         k = int(over.sum())
         if not clip:
-            raise ValueError(f'{name}: {k} of {len(X)} rows have L2 norm > 1 (max {norms.max():.4g}). Divide the '
+            raise ValueError(f'{name}: {k} of {len(X)} rows have L2 norm > 1. Divide the '
                              'covariates by a PUBLIC bound on the row norm first (privcausal.data.scale_to_unit_ball), '
-                             'or ask for clipping (clip=True) to project those rows onto the unit sphere.')
+                             'or ask for clipping (clip=True) to project those rows onto the unit sphere. (The largest norm is not '
+                             'shown: a bound read off the data would itself leak it.)')
         warnings.warn(f'{name}: clipped {k} of {len(X)} rows with L2 norm > 1 onto the unit sphere', stacklevel=2)
         X = X.copy()
         X[over] /= norms[over, None]
