@@ -16,6 +16,7 @@ statuses = ['1 - Planning', '2 - Pre-Alpha', '3 - Alpha', '4 - Beta', '5 - Produ
 lic = licenses[cfg['license']]
 requirements = cfg.get('requirements', '').split()
 dev_requirements = cfg.get('dev_requirements', '').split()
+dask_requirements = cfg.get('dask_requirements', '').split()
 console_scripts = cfg.get('console_scripts', '').split()
 min_python = cfg['min_python']
 
@@ -41,7 +42,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=[cfg['lib_path'], cfg['lib_path'] + '.*']),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={'dev': dev_requirements},
+    extras_require={'dev': dev_requirements, 'dask': dask_requirements},
     python_requires='>=' + min_python,
     zip_safe=False,
     entry_points={

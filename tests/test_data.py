@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from privcausal import data as D
-from privcausal.data import (CausalData, DatasetIntegrityError, DatasetSpec, DatasetUnavailableError,
+from privcausal.data import (ADULT_LEVELS, CausalData, DatasetIntegrityError, DatasetSpec, DatasetUnavailableError,
                              PrivacyLeakWarning, as_causal_data, check_binary_treatment, check_finite,
-                             clip_outcome, clip_to_interval, data_home, dataset_path, fetch_dataset,
-                             list_datasets, scale_columns, scale_to_unit_ball)
+                             check_numeric_columns, clip_outcome, clip_to_interval, data_home, dataset_path,
+                             dummy_code, fetch_dataset, list_datasets, scale_columns, scale_to_unit_ball)
 
 SEEDS = range(20)
 
@@ -39,7 +39,7 @@ def test_frame_and_arrays_agree(frame):
         np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
     assert (a.n, a.n_treated, a.n_control, a.covariates) == (40, 20, 20, ('age', 'income', 'female'))
     assert a.treatment.dtype == np.int8 and a.X.dtype == a.outcome.dtype == np.float64
-    assert isinstance(a, CausalData) and 'n_treated=20' in repr(a)
+    assert isinstance(a, CausalData) and 'n_treated' not in repr(a) and '20' not in repr(a)  # arm counts are private
 
 
 def test_arrays_are_readonly_copies(frame):
@@ -56,30 +56,51 @@ def test_treatment_codings_accepted(treatment):
     np.testing.assert_array_equal(check_binary_treatment(treatment), [1, 0, 1])
 
 
-@pytest.mark.parametrize('treatment, shown', [([1, 2, 1], '2'), ([0, 1, -1], '-1'), (['a', 'b'], "'a', 'b'"),
-                                              ([0.5, 1], '0.5'), ([0, 1, np.nan], 'nan')])
-def test_nonbinary_treatment_lists_values(treatment, shown):
+@pytest.mark.parametrize('treatment, found', [([1, 2, 1], '2'), ([0, 1, -1], '-1'), (['abc', 'xyz'], "abc"),
+                                              ([0.5, 1], '0.5'), ([0, 1, np.nan], 'nan'), ([0, 1, 7777], '7777')])
+def test_nonbinary_treatment_hides_values(treatment, found):
     with pytest.raises(ValueError, match='treatment must be binary') as e:
         check_binary_treatment(treatment)
-    assert shown in str(e.value)
+    assert found not in str(e.value)  # the values found are data
 
 
-def test_check_finite_names_columns_and_counts():
+def _message(f, *a, **k):
+    try: f(*a, **k)
+    except (ValueError, TypeError) as e: return str(e)
+    raise AssertionError('no error')
+
+
+def test_check_finite_names_columns_never_counts():
     df = pd.DataFrame({'a': [1.0, np.nan, 2.0, np.inf], 'b': [0, 1, 2, 3], 'c': [np.nan] * 4})
-    with pytest.raises(ValueError) as e:
-        check_finite(df, name='covariates')
-    msg = str(e.value)
-    assert "covariates has missing or infinite values" in msg and "'a': 2 rows" in msg and "'c': 4 rows" in msg
-    assert "'b'" not in msg
+    msg = _message(check_finite, df, name='covariates')
+    assert "covariates has missing or infinite values" in msg and "in 'a', 'c'." in msg
+    assert "'b'" not in msg and 'rows' not in msg and '2' not in msg and '4' not in msg
+
+
+@pytest.mark.parametrize('seed', range(10))
+def test_error_messages_do_not_depend_on_the_values(seed):
+    # two data sets with the same schema and the same offending columns give the SAME message, whatever the values
+    rng = np.random.default_rng(seed)
+    def bad_frame():
+        n = int(rng.integers(5, 50))
+        f = pd.DataFrame({'a': rng.normal(size=n), 'b': rng.normal(size=n)})
+        f.loc[rng.choice(n, size=int(rng.integers(1, n)), replace=False), 'a'] = rng.choice([np.nan, np.inf, -np.inf])
+        return f
+    assert _message(check_finite, bad_frame(), name='X') == _message(check_finite, bad_frame(), name='X')
+    t1, t2 = rng.integers(0, 2, 30), rng.integers(0, 2, 30)
+    t1[rng.integers(30)], t2[rng.integers(30)] = rng.integers(2, 1000, size=2)
+    assert _message(check_binary_treatment, t1) == _message(check_binary_treatment, t2)
 
 
 @pytest.mark.parametrize('change, exc, words', [
-    (lambda f: f.assign(region='north'), TypeError, ["covariates must be numeric", "['region']", 'get_dummies']),
-    (lambda f: f.assign(income=np.where(np.arange(40) < 3, np.nan, 1.0)), ValueError, ["covariates", "'income': 3 rows"]),
-    (lambda f: f.assign(y=np.inf), ValueError, ['outcome has missing or infinite values', '40 of 40 rows']),
-    (lambda f: f.assign(treated=2), ValueError, ['treatment must be binary', '2']),
-    (lambda f: f.assign(treated=0), ValueError, ['treatment has no treated units']),
-    (lambda f: f.assign(treated=True), ValueError, ['treatment has no control units']),
+    (lambda f: f.assign(region='north'), TypeError, ["covariates must be numeric", "['region']", 'dummy_code']),
+    (lambda f: f.assign(income=np.where(np.arange(40) < 3, np.nan, 1.0)), ValueError, ["covariates", "in 'income'."]),
+    (lambda f: f.assign(y=np.inf), ValueError, ['outcome has missing or infinite values (NaN/inf). Drop']),
+    (lambda f: f.assign(treated=2), ValueError, ['treatment must be binary']),
+    (lambda f: f.assign(income=f.income + 1j), TypeError, ["non-numeric columns: ['income']"]),
+    (lambda f: f.assign(y=f.y * (1 + 0j)), TypeError, ['outcome must be real numbers; got complex numbers']),
+    (lambda f: f.assign(treated=f.treated * (1 + 0j)), ValueError, ['treatment must be binary', 'complex128']),
+    (lambda f: f.rename(columns={'female': 'age'}), ValueError, ["data has duplicated column names ['age']"]),
     (lambda f: f.iloc[:0], ValueError, ['data is empty']),
 ])
 def test_frame_errors_name_the_argument(frame, change, exc, words):
@@ -100,6 +121,56 @@ def test_column_name_errors(frame):
         as_causal_data(frame, outcome='y', treatment='treated', covariates=['age', 'treated'])
     with pytest.raises(TypeError, match='not both'):
         as_causal_data(frame, outcome='y', treatment='treated', X=np.ones((40, 1)))
+
+
+@pytest.mark.parametrize('arm_sizes', [(0, 5), (1, 4), (2, 3), (5, 0), (4, 1), (3, 2)])
+def test_empty_and_tiny_arms_are_accepted_with_their_neighbours(arm_sizes):
+    # a refusal decided by one record would be a release with no finite epsilon: an arm of size 0 and its neighbour
+    # with one more (or one fewer) treated unit are all accepted, from a frame and from arrays
+    n1, n0 = arm_sizes
+    t = np.r_[np.ones(n1, int), np.zeros(n0, int)]
+    for tt in (t, np.where(np.arange(len(t)) == 0, 1 - t[0], t)):  # the neighbour flips one unit's arm
+        f = pd.DataFrame({'x': np.arange(len(tt), dtype=float), 't': tt, 'y': np.ones(len(tt))})
+        a = as_causal_data(f, outcome='y', treatment='t')
+        b = as_causal_data(X=f[['x']].to_numpy(), treatment=tt, outcome=f.y.to_numpy())
+        assert a.n == b.n == len(tt) and (a.n_treated, a.n_control) == (int(tt.sum()), int(len(tt) - tt.sum()))
+        assert repr(a).startswith('CausalData(n=5, d=1')
+
+
+def test_frame_arguments_that_are_not_names_are_not_printed(frame):
+    secret = frame.y.copy()
+    secret.iloc[0] = 123456.789
+    for kw in (dict(outcome=secret, treatment='treated'), dict(outcome='y', treatment=secret)):
+        msg = _message(as_causal_data, frame, **kw)
+        assert 'must be a column name (str or int), got Series' in msg and '123456' not in msg
+
+
+def test_pandas_indexes_must_agree(frame):
+    X, y, t = frame[['age', 'income']], frame.y, frame.treated
+    shuffled = y.sample(frac=1.0, random_state=0)
+    with pytest.raises(ValueError, match='outcome and X are pandas objects with different indexes'):
+        as_causal_data(X=X, outcome=shuffled, treatment=t)
+    with pytest.raises(ValueError, match='treatment and X are pandas objects with different indexes'):
+        as_causal_data(X=X, outcome=y, treatment=t.set_axis(t.index + 1000))
+    with pytest.raises(ValueError, match='treatment and outcome'):
+        as_causal_data(X=X.to_numpy(), outcome=y, treatment=t.iloc[::-1])
+    # same labels: accepted, and the covariate names come from X
+    cd = as_causal_data(X=X, outcome=y, treatment=t)
+    assert cd.covariates == ('age', 'income')
+    # arrays are positional on purpose: accepted whatever the order
+    assert as_causal_data(X=X.to_numpy(), outcome=shuffled.to_numpy(), treatment=t.to_numpy()).n == 40
+    assert as_causal_data(X=X.to_numpy(), outcome=shuffled, treatment=t.to_numpy()).n == 40  # one pandas object only
+    with pytest.raises(ValueError, match=r"X has duplicated column names \['a'\]"):
+        as_causal_data(X=pd.DataFrame(np.ones((40, 2)), columns=['a', 'a']), outcome=y, treatment=t)
+
+
+@pytest.mark.parametrize('X', [np.ones((3, 2)) * 1j, pd.DataFrame({'a': [1j, 2, 3]}), pd.Series([1j, 2, 3]),
+                               np.array([1 + 1j, 2, 3], dtype=complex)])
+def test_complex_covariates_refused(X):
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # no ComplexWarning: refused before any cast
+        with pytest.raises(TypeError, match='X must be real numbers; got complex numbers'):
+            as_causal_data(X=X, treatment=[0, 1, 0], outcome=[1.0, 2.0, 3.0])
 
 
 def test_array_errors():
@@ -135,11 +206,15 @@ def test_unit_ball_properties(seed):
     assert (np.linalg.norm(res.X, axis=1) <= 1 + 1e-12).all()
     np.testing.assert_allclose(res.X[~over], X[~over] / bound)
     np.testing.assert_allclose(res.X[over], X[over] / norms[over, None])  # projection keeps the direction
-    assert len(w) == (1 if over.any() else 0)
+    # announced whenever clipping is requested, with a message that does not depend on the data
+    _, w0 = _quiet(scale_to_unit_ball, np.zeros_like(X), bound, clip=True)
+    assert len(w) == len(w0) == 1 and str(w[0].message) == str(w0[0].message)
+    assert 'NOT PRIVATE' in str(w[0].message)
+    _, w1 = _quiet(scale_to_unit_ball, X / (norms.max() / bound + 1), bound)  # within the bound, no clip: silent
+    assert w1 == []
     if over.any():
-        assert f'clipped {over.sum()} of {len(X)} rows' in str(w[0].message)
-        with pytest.raises(ValueError, match=f'{over.sum()} of {len(X)} rows of X have an L2 norm above bound'):
-            scale_to_unit_ball(X, bound)
+        msg = _message(scale_to_unit_ball, X, bound)
+        assert msg.startswith(f'X has rows with an L2 norm above bound={bound:g}.') and f'{over.sum()} of' not in msg
 
 
 def test_unit_ball_bound_validation_and_leak_warning():
@@ -147,11 +222,14 @@ def test_unit_ball_bound_validation_and_leak_warning():
     for bad in (0, -1, np.inf, np.nan, True, 'max', None):
         with pytest.raises(ValueError, match='bound must be a finite number > 0'):
             scale_to_unit_ball(X, bad)
-    with pytest.warns(PrivacyLeakWarning, match='NOT differentially private'):
+    with pytest.warns(PrivacyLeakWarning, match='NOT differentially private') as rec:
         res = scale_to_unit_ball(X, 'data')
+    assert '5' not in str(rec[0].message)  # the data's maximum norm is not printed
     assert res.data_dependent and res.bound == 5.0 and res.n_clipped == 0
     assert issubclass(PrivacyLeakWarning, UserWarning)
-    assert 'DATA-DEPENDENT' in repr(res)
+    assert 'DATA-DEPENDENT' in repr(res) and '5' not in repr(res)
+    from privcausal import mechanisms
+    assert PrivacyLeakWarning is mechanisms.PrivacyLeakWarning
     np.testing.assert_allclose(np.linalg.norm(res.X, axis=1).max(), 1.0)
 
 
@@ -165,16 +243,17 @@ def test_clip_to_interval_properties(seed):
     assert res.n_clipped == out.sum()
     assert (res.values >= lo).all() and (res.values <= hi).all()
     np.testing.assert_array_equal(res.values[~out], y[~out])
-    assert len(w) == (1 if out.any() else 0)
-    if out.any():
-        assert f'clipped {out.sum()} of 50 values' in str(w[0].message)
+    _, w0 = _quiet(clip_to_interval, np.full(50, (lo + hi) / 2), lo, hi)
+    assert len(w) == len(w0) == 1 and str(w[0].message) == str(w0[0].message)  # announced, same words whatever the data
 
 
 def test_clip_outcome():
     res, w = _quiet(clip_outcome, [-5, -1, 0, 1, 5], 2)
     np.testing.assert_array_equal(res.values, [-2, -1, 0, 1, 2])
     assert res.n_clipped == 2 and (res.lower, res.upper) == (-2, 2)
-    assert len(w) == 1 and 'clip_outcome clipped 2 of 5 outcomes' in str(w[0].message)
+    assert len(w) == 1 and str(w[0].message).startswith('clip_outcome: outcomes outside [-2, 2] are clipped')
+    assert ' 2 of' not in str(w[0].message) and 'NOT PRIVATE' in str(w[0].message)
+    assert 'n_clipped NOT PRIVATE: 2' in repr(res)
     with pytest.raises(ValueError, match='bound must be a finite number > 0'):
         clip_outcome([1.0], 0)
     with pytest.raises(ValueError, match='lower must be < upper'):
@@ -194,7 +273,8 @@ def test_scale_columns_properties(seed, target):
     np.testing.assert_array_equal(res.n_clipped, outside.sum(0))
     assert (res.X >= target[0]).all() and (res.X <= target[1]).all()
     np.testing.assert_allclose(res.inverse(res.X)[~outside], X[~outside])
-    assert len(w) == (1 if outside.any() else 0)
+    _, w0 = _quiet(scale_columns, np.zeros_like(X), lo, hi, target)
+    assert len(w) == len(w0) == 1 and str(w[0].message) == str(w0[0].message)
 
 
 def test_scale_columns_1d_and_errors():
@@ -348,3 +428,127 @@ def test_registry_and_listing(tmp_path):
         fetch_dataset('lalonde')
     with pytest.raises(ValueError, match="re74_na must be 'keep' or 'zero'"):
         D.load_nsw(cache_dir=tmp_path, re74_na='drop')
+
+
+# ---------------------------------------------------------------- categorical covariates with public levels
+
+LEVELS = {'region': ['north', 'south', 'east', 'west'], 'grade': [1, 2, 3]}
+
+
+def _survey(rng, n, regions=('north', 'south', 'east', 'west'), grades=(1, 2, 3)):
+    return pd.DataFrame({'age': rng.integers(18, 90, n), 'region': rng.choice(list(regions), n),
+                         'grade': rng.choice(list(grades), n), 'y': rng.normal(size=n)}, index=rng.permutation(n) + 100)
+
+
+@pytest.mark.parametrize('seed', SEEDS)
+def test_dummy_code_shape_depends_only_on_the_declaration(seed):
+    rng = np.random.default_rng(seed)
+    expected = ['age', 'region=south', 'region=east', 'region=west', 'grade=2', 'grade=3', 'y']
+    n = int(rng.integers(1, 30))
+    k = int(rng.integers(1, 5))
+    df = _survey(rng, n, regions=rng.choice(LEVELS['region'], k, replace=False))  # a sample holding some levels only
+    out = dummy_code(df, LEVELS)
+    assert list(out.columns) == expected and out.index.equals(df.index)
+    pd.testing.assert_series_equal(out['age'], df['age'])  # passed through unchanged
+    pd.testing.assert_series_equal(out['y'], df['y'])
+    # agrees with a categorical dummy coding on the declared categories
+    ref = pd.get_dummies(pd.Categorical(df['region'], categories=LEVELS['region']), drop_first=True, dtype=float)
+    np.testing.assert_array_equal(out[['region=south', 'region=east', 'region=west']].to_numpy(), ref.to_numpy())
+    for j in (2, 3): np.testing.assert_array_equal(out[f'grade={j}'].to_numpy(), (df['grade'] == j).to_numpy(float))
+    # a neighbour (one record replaced by one with another declared level) has exactly the same columns
+    nb = df.copy()
+    nb.iloc[0, nb.columns.get_loc('region')] = 'west'
+    assert list(dummy_code(nb, LEVELS).columns) == expected
+
+
+def test_dummy_code_undeclared_value_is_an_error_naming_the_column_only():
+    rng = np.random.default_rng(0)
+    df = _survey(rng, 20)
+    df.loc[df.index[3], 'region'] = 'Secretland'
+    msg = _message(dummy_code, df, LEVELS)
+    assert "column 'region' holds a value that is not among its declared levels" in msg and 'Secretland' not in msg
+    df2 = _survey(rng, 20)
+    df2.loc[df2.index[5], 'grade'] = 987654
+    msg2 = _message(dummy_code, df2, LEVELS)
+    assert "column 'grade'" in msg2 and '987654' not in msg2
+
+
+def test_dummy_code_other_maps_and_always_announces():
+    rng = np.random.default_rng(1)
+    lv = {'region': ['north', 'south', 'east', 'west', 'elsewhere']}
+    clean = _survey(rng, 30)
+    odd = clean.copy()
+    odd.loc[odd.index[:4], 'region'] = ['Atlantis', 'Mu', 'Atlantis', 'Lemuria']
+    out_clean, w_clean = _quiet(dummy_code, clean, lv, other={'region': 'elsewhere'})
+    out_odd, w_odd = _quiet(dummy_code, odd, lv, other={'region': 'elsewhere'})
+    assert [str(w.message) for w in w_clean] == [str(w.message) for w in w_odd]  # data-independent announcement
+    assert len(w_odd) == 1 and w_odd[0].category is UserWarning and "'region'" in str(w_odd[0].message)
+    assert 'Atlantis' not in str(w_odd[0].message)
+    np.testing.assert_array_equal(out_odd['region=elsewhere'].to_numpy()[:4], 1.0)
+    assert out_clean['region=elsewhere'].sum() == 0 and list(out_clean.columns) == list(out_odd.columns)
+    _, w_none = _quiet(dummy_code, clean, lv)
+    assert w_none == []  # no other: no announcement
+
+
+def test_dummy_code_level_matching_and_errors():
+    df = pd.DataFrame({'g': [1, 2, 3, 2], 'gf': [1.0, 2.0, 3.0, 2.0], 'gs': ['1', '2', '3', '2'], 'b': [True, False, True, False]})
+    for col in ('g', 'gf', 'gs'):  # numbers are matched by value, strings as written
+        for lv in ([1, 2, 3], ['1', '2', '3'], [1.0, 2.0, 3.0]):
+            out = dummy_code(df[[col]], {col: lv})
+            np.testing.assert_array_equal(out.to_numpy(), [[0, 0], [1, 0], [0, 1], [1, 0]])
+    assert list(dummy_code(df[['b']], {'b': [False, True]}).columns) == ['b=True']
+    with pytest.raises(ValueError, match="column 'gs'"):
+        dummy_code(df[['gs']], {'gs': ['1.0', '2.0', '3.0']})  # a string '1' is not the string '1.0'
+    with pytest.raises(ValueError, match="column 'g' has missing values"):
+        dummy_code(pd.DataFrame({'g': [1, None, 2]}), {'g': [1, 2]})
+    with pytest.raises(ValueError, match="column 'g' has missing values"):
+        dummy_code(pd.DataFrame({'g': ['a', np.nan]}), {'g': ['a', 'b']}, other={'g': 'a'})  # other does not cover NaN
+    with pytest.raises(ValueError, match="declares the level 1 twice|declares the level '1' twice"):
+        dummy_code(df, {'g': [1, '1']})
+    with pytest.raises(TypeError, match='must hold strings or numbers'):
+        dummy_code(df, {'g': [1, np.nan]})
+    with pytest.raises(ValueError, match='is empty'):
+        dummy_code(df, {'g': []})
+    with pytest.raises(TypeError, match='levels must be a dict'):
+        dummy_code(df, ['g'])
+    with pytest.raises(ValueError, match=r"df has duplicated column names \['g'\]"):
+        dummy_code(pd.DataFrame([[1, 2]], columns=['g', 'g']), {'g': [1, 2]})
+    assert list(dummy_code(pd.DataFrame({'g': [1, 1]}), {'g': [1]}).columns) == []  # one declared level: the reference only
+
+
+def test_dummy_code_then_as_causal_data():
+    rng = np.random.default_rng(2)
+    df = _survey(rng, 50).assign(t=np.tile([0, 1], 25))
+    cd = as_causal_data(dummy_code(df, LEVELS), outcome='y', treatment='t')
+    assert cd.covariates == ('age', 'region=south', 'region=east', 'region=west', 'grade=2', 'grade=3')
+
+
+def test_check_numeric_columns():
+    df = pd.DataFrame({'age': [23, 31, 40], 'income': [100.0, 200.0, 300.0], 'code': ['a', 'b', 'c']})
+    out = check_numeric_columns(df, ['age', 'income'])
+    assert out['age'].dtype == np.float64 and out['code'].tolist() == ['a', 'b', 'c'] and df['age'].dtype != np.float64
+    stray = df.assign(income=pd.Series([100.0, 'n/a-77', 300.0], dtype=object))
+    msg = _message(check_numeric_columns, stray, ['age', 'income'])
+    assert "columns ['income'] are meant to be numeric" in msg and 'n/a' not in msg and '77' not in msg
+    with pytest.raises(TypeError, match=r"\['income', 'code'\]"):
+        check_numeric_columns(stray)
+    with pytest.raises(TypeError, match=r"\['z'\]"):
+        check_numeric_columns(pd.DataFrame({'z': [1 + 1j]}))
+    assert check_numeric_columns(pd.DataFrame({'o': pd.Series([1, 2.5, None], dtype=object)}))['o'].isna().sum() == 1
+    assert check_numeric_columns(pd.DataFrame({'b': [True, False]}), 'b')['b'].tolist() == [1.0, 0.0]
+
+
+def test_adult_levels_are_the_documented_schema():
+    assert set(ADULT_LEVELS) == {'marital_status', 'race', 'sex', 'occupation'}
+    assert ADULT_LEVELS['sex'] == ('Female', 'Male') and len(ADULT_LEVELS['occupation']) == 14
+    assert len(ADULT_LEVELS['marital_status']) == 7 and len(ADULT_LEVELS['race']) == 5
+    with pytest.raises(TypeError):
+        ADULT_LEVELS['sex'] = ('x',)  # read-only
+    try:
+        adult = D.load_adult(download=False)
+    except DatasetUnavailableError:
+        pytest.skip('adult is not cached')
+    for col, lv in ADULT_LEVELS.items():
+        assert set(adult[col].dropna()) <= set(lv), col
+    coded = dummy_code(adult.dropna(), ADULT_LEVELS)
+    assert coded.filter(like='=').shape == (45_222, 24)

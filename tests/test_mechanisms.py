@@ -5,15 +5,19 @@ next to them (about 1e-6 per KS test, < 1e-6 per variance test).
 """
 import dataclasses
 import math
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
+import sys
+import warnings
+
 from privcausal.mechanisms import (
-    AuditResult, NoiseSource, PTRResult, Release, ResearchNoise, SecureNoise, audit, check_value, clopper_pearson,
-    gaussian_delta, gaussian_mechanism, gaussian_sigma_analytic, gaussian_sigma_classical, laplace_mechanism,
-    laplace_scale, propose_test_release, resolve_noise)
+    AuditResult, NoiseSource, PrivacyLeakWarning, PTRResult, Release, ResearchNoise, SecureNoise, audit,
+    check_noise_scale, check_value, clopper_pearson, gaussian_delta, gaussian_mechanism, gaussian_sigma_analytic,
+    gaussian_sigma_classical, laplace_mechanism, laplace_scale, propose_test_release, ptr_min_threshold, resolve_noise)
 
 N = 40_000
 EPS_GRID = np.linspace(0.01, 0.99, 50)
@@ -174,7 +178,7 @@ def test_ptr_release_runs_only_on_success_and_gets_the_source():
     res = propose_test_release(0, boom, 1.0, 1e-6, rng=src)
     assert (res.released, res.value) == (False, None) and '⊥' in repr(res)
     assert {f.name for f in dataclasses.fields(PTRResult)} == {
-        'released', 'value', 'noisy_distance', 'threshold', 'epsilon', 'delta', 'noise', 'is_secure'}
+        'released', 'value', 'noisy_distance', 'threshold', 'epsilon', 'delta', 'noise', 'is_secure', 'guarantee_holds'}
 
 
 def test_ptr_validation():
@@ -254,3 +258,119 @@ def test_audit_validation():
     with pytest.raises(ValueError, match='n_thresholds'): audit(mech, 0, 1, n_thresholds=0)
     with pytest.raises(ValueError, match='alpha'): audit(mech, 0, 1, alpha=0)
     with pytest.raises(ValueError, match='epsilon'): audit(mech, 0, 1, epsilon=-1)
+
+
+# --- noise scales: validated before any noise or budget ----------------------------------------------------------
+
+BAD_SCALES = [math.inf, -math.inf, math.nan, 0.0, -1.0, 5e-324, 1e-320, 1e-310, 2.0**-1030, 1e301, 1e308,
+              sys.float_info.max]
+GOOD_SCALES = [sys.float_info.min, 1e-300, 1e-20, 0.37, 1.0, 1e20, 1e300]
+
+
+@pytest.mark.parametrize('mechanism', ['laplace', 'gaussian'])
+@pytest.mark.parametrize('scale', BAD_SCALES)
+def test_check_noise_scale_refuses_and_names_the_argument(mechanism, scale):
+    with pytest.raises(ValueError) as e:
+        check_noise_scale(scale, mechanism, argument='--epsilon')
+    assert str(e.value).startswith(f'--epsilon gives a {mechanism.capitalize()} noise scale of ')
+
+
+@pytest.mark.parametrize('mechanism', ['laplace', 'gaussian'])
+@pytest.mark.parametrize('scale', GOOD_SCALES)
+def test_accepted_scales_draw_finite_values_in_both_sources(mechanism, scale):
+    assert check_noise_scale(scale, mechanism) == scale
+    for src in (SecureNoise(), ResearchNoise(np.random.default_rng(0))):
+        add = src.add_laplace if mechanism == 'laplace' else src.add_gaussian
+        for value in (0.0, np.zeros(3), 1e307, -1.7e308):
+            assert np.all(np.isfinite(add(value, scale)))  # huge value + huge noise is clamped, never inf
+
+
+def test_check_noise_scale_types():
+    for bad in ('1', None, True, 1 + 0j):
+        with pytest.raises(TypeError, match='sigma gives a Gaussian noise scale that is not a real number'):
+            check_noise_scale(bad, 'gaussian', 'sigma')
+    with pytest.raises(ValueError, match='mechanism must be'): check_noise_scale(1.0, 'cauchy')
+    assert check_noise_scale(np.float32(2.0)) == 2.0 and isinstance(check_noise_scale(np.int64(3)), float)
+
+
+EXTREME = [dict(epsilon=1e-320), dict(epsilon=1e308), dict(epsilon=5e-324), dict(epsilon=sys.float_info.max),
+           dict(sensitivity=1e305), dict(sensitivity=sys.float_info.max), dict(sensitivity=1e-300, epsilon=1e10)]
+
+
+@pytest.mark.parametrize('bad', EXTREME, ids=lambda b: ','.join(f'{k}={v:g}' for k, v in b.items()))
+def test_laplace_extreme_parameters_refused_before_noise(bad):
+    kw = dict(value=1.0, sensitivity=1.0, epsilon=1.0, rng=Untouchable()) | bad
+    with pytest.raises(ValueError, match=re.escape(f"epsilon={kw['epsilon']!r} gives a Laplace noise scale")):
+        laplace_mechanism(**kw)
+    with pytest.raises(ValueError, match=re.escape(f"epsilon={kw['epsilon']!r} gives a Laplace noise scale")):
+        laplace_scale(kw['sensitivity'], kw['epsilon'])
+
+
+@pytest.mark.parametrize('bad', [dict(sensitivity=1e305), dict(sensitivity=sys.float_info.max),
+                                 dict(sensitivity=1e-300, epsilon=1e300, delta=0.5),
+                                 dict(calibration='classical', epsilon=1e-320),
+                                 dict(calibration='classical', epsilon=5e-324),
+                                 dict(calibration='classical', sensitivity=1e300, epsilon=0.5)])
+def test_gaussian_extreme_parameters_refused_before_noise(bad):
+    kw = dict(value=1.0, sensitivity=1.0, epsilon=1.0, delta=1e-6, rng=Untouchable()) | bad
+    with pytest.raises(ValueError, match=re.escape(f"epsilon={kw['epsilon']!r} gives a Gaussian noise scale")):
+        gaussian_mechanism(**kw)
+
+
+def test_gaussian_analytic_tiny_and_huge_epsilon_are_valid_calibrations():
+    # unlike Laplace, the analytic Gaussian has a finite sigma as epsilon -> 0 (delta alone bounds it) and a tiny one
+    # for a huge epsilon; both are ordinary scales and are released, with delta(eps) <= delta
+    for eps in (1e-320, 1e308):
+        s = gaussian_sigma_analytic(1.0, eps, 1e-6)
+        assert sys.float_info.min <= s <= 1e300 and gaussian_delta(s, 1.0, eps) <= 1e-6
+        assert math.isfinite(gaussian_mechanism(0.0, 1.0, eps, 1e-6, rng=np.random.default_rng(0)).value)
+
+
+@pytest.mark.parametrize('eps', [1e-320, 5e-324, 1e308])
+def test_ptr_extreme_epsilon_refused_before_noise(eps):
+    def boom(noise): raise AssertionError('release ran')
+    with pytest.raises(ValueError, match=re.escape(f'epsilon={eps!r} gives a Laplace noise scale')):
+        propose_test_release(5, boom, eps, 1e-6, rng=Untouchable())
+
+
+# --- propose-test-release: the threshold must carry the stated delta ---------------------------------------------
+
+@pytest.mark.parametrize('eps, delta', [(1.0, 1e-6), (0.1, 1e-3), (3.0, 0.3), (0.5, 0.75)])
+def test_ptr_threshold_below_minimum_is_refused(eps, delta):
+    t_min = ptr_min_threshold(eps, delta)
+    assert math.isclose(0.5 * math.exp(-eps * t_min), delta, rel_tol=1e-12)  # the pass probability at d = 0
+    below = t_min - max(1e-6, 1e-6 * abs(t_min))
+    for T in (below, t_min - 1.0, -1e6):
+        with pytest.raises(ValueError, match='allow_unsafe=True'):
+            propose_test_release(0, lambda n: 1, eps, delta, threshold=T, rng=Untouchable())
+    for T in (t_min, t_min + 1, math.log(1 / delta) / eps, None):
+        assert propose_test_release(0, lambda n: 1, eps, delta, threshold=T, rng=np.random.default_rng(0)).guarantee_holds
+
+
+def test_ptr_allow_unsafe_warns_and_marks():
+    with pytest.warns(PrivacyLeakWarning, match='the stated guarantee does NOT hold'):
+        res = propose_test_release(0, lambda n: 1, 1.0, 1e-6, threshold=0.0, rng=np.random.default_rng(0),
+                                   allow_unsafe=True)
+    assert res.guarantee_holds is False and 'NOT (ε, δ)-DP' in repr(res) and res.to_dict()['guarantee_holds'] is False
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # a safe threshold warns nothing, allow_unsafe or not
+        ok = propose_test_release(0, lambda n: 1, 1.0, 1e-6, rng=np.random.default_rng(0), allow_unsafe=True)
+    assert ok.guarantee_holds
+
+
+def test_ptr_pass_rate_at_the_minimum_threshold_is_delta():
+    # the refusal rule is exactly tight: at T_min the pass rate at d = 0 is delta itself, above it fewer
+    eps, delta, n = 0.8, 0.15, 40_000
+    src = ResearchNoise(np.random.default_rng(21))
+    rate = np.mean([propose_test_release(0, lambda noise: 1, eps, delta, threshold=ptr_min_threshold(eps, delta),
+                                         rng=src).released for _ in range(n)])
+    assert abs(rate - delta) < 5 * math.sqrt(delta * (1 - delta) / n)
+
+
+def test_messages_show_nothing_of_private_values():
+    with pytest.raises(ValueError) as e:
+        check_value([1.0, np.nan, np.inf, 7.0], 'ate')
+    assert str(e.value) == 'ate must be finite; it holds NaN or infinity'
+    with pytest.raises(ValueError) as e:
+        propose_test_release(-123.25, lambda n: 1, 1.0, 1e-6, rng=Untouchable())
+    assert '123' not in str(e.value)

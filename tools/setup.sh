@@ -27,8 +27,8 @@ if [ ! -x .venv/bin/python ]; then
   "${PYTHON:-python3}" -m venv .venv
 fi
 . .venv/bin/activate
-say 'pip install -e ".[dev]"'
-python -m pip install -q --disable-pip-version-check -e ".[dev]"
+say 'pip install -e ".[dev,dask]"'
+python -m pip install -q --disable-pip-version-check -e ".[dev,dask]"
 
 say "MathJax 3 for the docs site"
 python tools/build_docs.py --setup-mathjax
