@@ -62,7 +62,7 @@ class PrivacyCost:
         what = ' '.join(s for s in (self.label, f'[{self.mechanism}]' if self.mechanism else '') if s)
         return f'PrivacyCost(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{", " + what if what else ""})'
 
-# %% ../nbs/01_accounting.ipynb #398fe592
+# %% ../nbs/01_accounting.ipynb #9d890ccb
 def _union_part(costs) -> str:
     "The label of the union of the parts of `costs`, atoms in order of first appearance ('all' if any is 'all')."
     atoms = [a for c in costs for a in c.part.split('+')]
@@ -70,7 +70,9 @@ def _union_part(costs) -> str:
     return 'all' if 'all' in atoms else ' + '.join(atoms)
 
 
-def sequential(*costs: PrivacyCost, label: str = '') -> PrivacyCost:
+def sequential(*costs: PrivacyCost,  # costs of releases on the same records (or one list of them)
+               label: str = '',  # what the composed release is
+              ) -> PrivacyCost:
     "Sequential composition: releases on the same records cost the sum of their $\\varepsilon$ and of their $\\delta$."
     costs = _flat(costs)
     delta = math.fsum(c.delta for c in costs)
@@ -80,7 +82,9 @@ def sequential(*costs: PrivacyCost, label: str = '') -> PrivacyCost:
                        part=_union_part(costs), components=tuple(costs))
 
 
-def parallel(*costs: PrivacyCost, label: str = '') -> PrivacyCost:
+def parallel(*costs: PrivacyCost,  # costs of releases on pairwise disjoint parts (or one list of them)
+             label: str = '',  # what the composed release is
+            ) -> PrivacyCost:
     "Parallel composition over provably disjoint parts of the data: the maximum $\\varepsilon$ and the maximum $\\delta$."
     costs = _flat(costs)
     if len(costs) > 1:
@@ -105,8 +109,12 @@ def _flat(costs):
     if bad: raise TypeError(f'costs must be PrivacyCost objects, got {bad}')
     return costs
 
-# %% ../nbs/01_accounting.ipynb #bb226134
-def advanced(cost: PrivacyCost, k: int, delta_slack: float, label: str = '') -> PrivacyCost:
+# %% ../nbs/01_accounting.ipynb #a84eb709
+def advanced(cost: PrivacyCost,  # the cost of one run
+             k: int,  # number of runs
+             delta_slack: float,  # $\delta'$ of the composition theorem
+             label: str = '',  # what the composed release is
+            ) -> PrivacyCost:
     "Advanced composition of `k` runs of `cost` (Dwork, Rothblum & Vadhan 2010)."
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f'k must be a positive integer, got {k!r}')
@@ -120,13 +128,17 @@ def advanced(cost: PrivacyCost, k: int, delta_slack: float, label: str = '') -> 
                        components=(cost,))
 
 
-def best_of(*costs: PrivacyCost) -> PrivacyCost:
+def best_of(*costs: PrivacyCost,  # valid accounts of the same releases
+           ) -> PrivacyCost:
     "Of several valid accounts of the same releases, the one with the smallest epsilon among those with the smallest delta."
     costs = _flat(costs)
     return min(costs, key=lambda c: (c.delta, c.epsilon))
 
-# %% ../nbs/01_accounting.ipynb #006ac6d0
-def exact_pure_dp_composition_delta(epsilon: float, k: int, epsilon_total: float) -> float:
+# %% ../nbs/01_accounting.ipynb #265b4548
+def exact_pure_dp_composition_delta(epsilon: float,  # $\varepsilon$ of each mechanism
+                                    k: int,  # number of mechanisms
+                                    epsilon_total: float,  # the $\varepsilon'$ at which to evaluate
+                                   ) -> float:
     "Exact $\\delta(\\varepsilon')$ of the optimal $k$-fold composition of $\\varepsilon$-DP mechanisms (Kairouz, Oh & Viswanath)."
     j = np.arange(k + 1)
     log_p, log_q = -np.logaddexp(0, -epsilon), -np.logaddexp(0, epsilon)
@@ -134,21 +146,23 @@ def exact_pure_dp_composition_delta(epsilon: float, k: int, epsilon_total: float
     loss = (k - 2 * j) * epsilon
     return float(np.sum(np.exp(log_prob) * -np.expm1(np.minimum(epsilon_total - loss, 0.0))))
 
-# %% ../nbs/01_accounting.ipynb #e50bfc5a
+# %% ../nbs/01_accounting.ipynb #29652d01
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer, np.bool_)): return v.item()
     if isinstance(v, (tuple, list)): return [_jsonable(x) for x in v]
     return v
 
 
-def cost_to_dict(cost: PrivacyCost) -> dict:
+def cost_to_dict(cost: PrivacyCost,  # the cost to write
+                ) -> dict:
     "A `PrivacyCost` (with its components) as a JSON-able dict."
     return {'epsilon': cost.epsilon, 'delta': cost.delta, 'label': cost.label, 'mechanism': cost.mechanism,
             'part': cost.part, 'composition': cost.composition, 'params': [[k, _jsonable(v)] for k, v in cost.params],
             'components': [cost_to_dict(c) for c in cost.components]}
 
 
-def cost_from_dict(d: dict) -> PrivacyCost:
+def cost_from_dict(d: dict,  # what `cost_to_dict` wrote
+                  ) -> PrivacyCost:
     "The `PrivacyCost` written by `cost_to_dict`."
     return PrivacyCost(d['epsilon'], d['delta'], d['label'], d['mechanism'], d['part'], d['composition'],
                        tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d['params']),
@@ -172,7 +186,7 @@ def _write_atomic(path: Path, doc: dict):
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
-# %% ../nbs/01_accounting.ipynb #5c09a372
+# %% ../nbs/01_accounting.ipynb #07836126
 class BudgetExceededError(ValueError):
     "Raised when a spend would take a `PrivacyLedger` past its total; nothing was recorded or released."
 
@@ -310,7 +324,9 @@ class PrivacyLedger:
         return ax
 
 
-def charge(ledger: PrivacyLedger | None, cost: PrivacyCost) -> PrivacyCost:
+def charge(ledger: PrivacyLedger | None,  # the ledger to charge, or None
+           cost: PrivacyCost,  # the whole cost of the release about to be drawn
+          ) -> PrivacyCost:
     "Spend `cost` on `ledger` if one was given (the hook every estimator calls before drawing noise)."
     if ledger is not None:
         if not isinstance(ledger, PrivacyLedger):
@@ -318,8 +334,10 @@ def charge(ledger: PrivacyLedger | None, cost: PrivacyCost) -> PrivacyCost:
         ledger.spend(cost)
     return cost
 
-# %% ../nbs/01_accounting.ipynb #977ec594
-def split_budget(epsilon: float, shares) -> tuple:
+# %% ../nbs/01_accounting.ipynb #6779595a
+def split_budget(epsilon: float,  # the budget to split
+                 shares,  # positive numbers, one per part
+                ) -> tuple:
     "Split `epsilon` into parts proportional to `shares` (positive numbers)."
     epsilon = check_epsilon(epsilon)
     shares = np.asarray(shares, dtype=float)

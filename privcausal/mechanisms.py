@@ -26,8 +26,11 @@ __all__ = ['check_epsilon', 'check_delta', 'check_sensitivity', 'check_value', '
            'gaussian_sigma_analytic', 'Release', 'laplace_mechanism', 'gaussian_mechanism', 'PrivacyLeakWarning',
            'ptr_min_threshold', 'PTRResult', 'propose_test_release', 'clopper_pearson', 'AuditResult', 'audit']
 
-# %% ../nbs/00_mechanisms.ipynb #5b2b77f9
-def check_epsilon(epsilon, name: str = 'epsilon', upper: float | None = None) -> float:
+# %% ../nbs/00_mechanisms.ipynb #0a70ef27
+def check_epsilon(epsilon,  # the value to check
+                  name: str = 'epsilon',  # the argument name used in the error message
+                  upper: float | None = None,  # an exclusive upper limit, if the calibration has one
+                 ) -> float:
     "Return `epsilon` as a float, or raise `ValueError` naming `name` unless 0 < epsilon (< `upper`) and finite."
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f'{name} must be a real number, got {type(epsilon).__name__}')
@@ -39,7 +42,10 @@ def check_epsilon(epsilon, name: str = 'epsilon', upper: float | None = None) ->
     return epsilon
 
 
-def check_delta(delta, name: str = 'delta', allow_zero: bool = False) -> float:
+def check_delta(delta,  # the value to check
+                name: str = 'delta',  # the argument name used in the error message
+                allow_zero: bool = False,  # accept 0 (pure DP)
+               ) -> float:
     "Return `delta` as a float, or raise naming `name` unless 0 < delta < 1 (0 <= delta < 1 if `allow_zero`)."
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
         raise TypeError(f'{name} must be a real number, got {type(delta).__name__}')
@@ -50,12 +56,16 @@ def check_delta(delta, name: str = 'delta', allow_zero: bool = False) -> float:
     return delta
 
 
-def check_sensitivity(sensitivity, name: str = 'sensitivity') -> float:
+def check_sensitivity(sensitivity,  # the value to check
+                      name: str = 'sensitivity',  # the argument name used in the error message
+                     ) -> float:
     "Return `sensitivity` as a float, or raise naming `name` unless it is finite and > 0."
     return check_epsilon(sensitivity, name=name)
 
-# %% ../nbs/00_mechanisms.ipynb #2bbb84dd
-def check_value(value, name: str = 'value') -> float | np.ndarray:
+# %% ../nbs/00_mechanisms.ipynb #131b937a
+def check_value(value,  # a number or a 1-d array of numbers
+                name: str = 'value',  # the argument name used in the error message
+               ) -> float | np.ndarray:
     "Return `value` as a float or a read-only 1-d float array; raise naming `name` unless real, finite and non-empty."
     raw = np.asarray(value)
     if raw.dtype.kind not in 'iuf':

@@ -164,10 +164,10 @@ class PrivateRelease:
         return (f'<p><b>{html.escape(self.headline())}</b><br><small>{html.escape(self.privacy.guarantee)}</small></p>'
                 f'<details><summary>settings, public bounds and released numbers</summary><table>{rows}</table></details>')
 
-# %% ../nbs/01b_release.ipynb #d9bf293c
+# %% ../nbs/01b_release.ipynb #119e7e44
 class SavedRelease(PrivateRelease):
     "A release read back from its JSON: the same interface on the stored numbers."
-    def __init__(self, d: dict):
+    def __init__(self, d: dict):  # the dict `PrivateRelease.to_dict` wrote
         missing = [k for k in KEYS if k not in d]
         if missing: raise ValueError(f'not a saved privcausal release: missing keys {missing}')
         self._d = d
@@ -188,7 +188,8 @@ class SavedRelease(PrivateRelease):
     def to_dict(self) -> dict: return json.loads(json.dumps(self._d))
 
 
-def load(path) -> SavedRelease:
+def load(path,  # a file written by `PrivateRelease.save`
+        ) -> SavedRelease:
     "Read a release written by `PrivateRelease.save` (any method)."
     try: d = json.loads(Path(path).read_text())
     except json.JSONDecodeError as e: raise ValueError(f'{path}: not JSON ({e})') from None

@@ -6,8 +6,12 @@ Builds the site once per session with tools/build_docs.py, serves `_docs/` with 
 127.0.0.1, and loads pages in chromium with every host but 127.0.0.1 unresolvable, so anything fetched from a
 CDN would be missing. Without chromium the tests skip, or fail when CI is set.
 Environment: SITE_CONFIG=path builds another site description (development); CHROMIUM=path, another binary.
+
+`api_table_problems(docs)` (every exported function and class has its parameter table) also runs on its own:
+    python tests/test_site.py [DOCS_DIR]        # exit 1 and the list when a page lacks a table
 """
-import json, os, re, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+import ast, importlib, inspect, io, json, os, re, shutil, socket, subprocess, sys, tempfile, time, tokenize
+import urllib.request
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -21,6 +25,12 @@ DOCS = ROOT / '_docs'
 MANIFEST = ROOT / '_site_build' / 'manifest.json'
 MODULE_PAGE = 'mechanisms.html'           # the module page checked in the browser besides the home page
 SEARCH_TERM = 'check_epsilon'             # an exported name of that module
+KWONLY_PAGE = 'ipw.html'                  # pp_ipw: keyword-only parameters, LaTeX in its parameter docs
+REFERENCES_PAGE = 'references.html'
+DOCMENTS_CLASS = 'docments'               # tools/build_docs.py gives every parameter table this class
+# Code inputs, signatures and markdown code (not outputs): what must not scroll sideways and gets a copy button
+CODE_SELECTOR = 'div[class*="highlight-"]:not(.output) > div.highlight > pre'
+LAYOUT_WIDTH, MIN_CODE_COLUMNS = 1440, 110   # at a 1440px wide window, at least 110 columns of code fit
 _LOG_LINE = re.compile(r'"(\w+) (\S+) HTTP/[\d.]+" (\d{3})')
 
 
@@ -237,6 +247,20 @@ def test_module_page_has_api_sections(browser):
     assert not re.search(r'^\s*\|.*\|\s*$', dom.get_text(), re.M), 'a markdown table (docments?) was not rendered'
 
 
+def test_no_markdown_left_unrendered(site):
+    "No page shows a raw markdown table row or raw `$...$` math (outside code)."
+    bad = []
+    for page in [p['html'] for p in site['pages']]:
+        dom = soup((DOCS / page).read_text(encoding='utf-8'))
+        art = dom.select_one('article') or dom
+        for t in art.find_all(['pre', 'code', 'script', 'style']): t.decompose()
+        for t in art.select('.math, .output, .cell_output'): t.decompose()
+        text = art.get_text()
+        bad += [f'{page}: {l.strip()[:90]}' for l in text.split('\n') if re.match(r'^\s*\|.*\|\s*$', l)]
+        bad += [f'{page}: {m.group(0)[:90]}' for m in re.finditer(r'\$[^$\n]{0,80}\\[A-Za-z]+[^$\n]{0,80}\$', text)]
+    assert not bad, 'unrendered markdown:\n  ' + '\n  '.join(bad[:30])
+
+
 def test_search_finds_the_module_page(browser):
     html, _ = browser.dom(f'search.html?q={SEARCH_TERM}')
     results = soup(html).select('#search-results ul.search li a')
@@ -249,3 +273,217 @@ def test_screenshot_of_home_page(browser, tmp_path):
     browser.run('index.html', f'--screenshot={shot}', '--window-size=1400,1000')
     assert shot.is_file() and shot.stat().st_size > 20_000, 'no (or a blank) screenshot'
     print(f'screenshot: {shot}')
+
+
+# --------------------------------------------------------------------------- API reference: parameter tables
+def exported_objects():
+    """[(qualified name, object, page, anchor)] for every function and class in a `privcausal/*.py` `__all__`.
+
+    The page and anchor are nbdev's doc link (`privcausal/_modidx.py`), the one every backticked name links to;
+    a name re-exported from another module is listed once, under the module that defines it."""
+    sys.path.insert(0, str(ROOT))
+    modidx = importlib.import_module('privcausal._modidx').d['syms']
+    out, seen = [], set()
+    for f in sorted((ROOT / 'privcausal').glob('*.py')):
+        if f.stem.startswith('_'): continue
+        mod = importlib.import_module(f'privcausal.{f.stem}')
+        for name in getattr(mod, '__all__', []):
+            obj = getattr(mod, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)) or id(obj) in seen: continue
+            seen.add(id(obj))
+            qual = f'{obj.__module__}.{obj.__qualname__}'
+            link = modidx.get(obj.__module__, {}).get(qual)
+            page, _, anchor = (link[0] if link else '').partition('#')
+            out.append((qual, obj, page, anchor))
+    return out
+
+
+def _expected_parameters(obj):
+    "The parameter names a table must list, in order (`*args`, `**kw` with their stars); None if unknowable."
+    try: sig = inspect.signature(obj)
+    except (TypeError, ValueError): return None
+    P = inspect.Parameter
+    return [('*' if p.kind == P.VAR_POSITIONAL else '**' if p.kind == P.VAR_KEYWORD else '') + n
+            for n, p in sig.parameters.items() if n not in ('self', 'cls')]
+
+
+def _signature_kinds(text):
+    "{name: kind} of a signature as the page shows it (a Python `def`/`class` header), or an error string."
+    src = re.sub(r'=<[^<>\n]*>', '=None', re.sub(r'^\s*(class|async def)\s', 'def ', text.strip(), count=1))
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(src + '\n    pass\n').readline))
+        fn = ast.parse(src + '\n    pass\n').body[0]
+    except (SyntaxError, tokenize.TokenError, IndexError) as e:
+        return f'the signature is not Python ({e.__class__.__name__}: {e})'
+    if any(t.type == tokenize.COMMENT for t in toks): return 'parameter comments left in the signature'
+    a, P = fn.args, inspect.Parameter
+    kinds = {x.arg: P.POSITIONAL_ONLY for x in a.posonlyargs} | {x.arg: P.POSITIONAL_OR_KEYWORD for x in a.args}
+    if a.vararg: kinds[a.vararg.arg] = P.VAR_POSITIONAL
+    kinds |= {x.arg: P.KEYWORD_ONLY for x in a.kwonlyargs}
+    if a.kwarg: kinds[a.kwarg.arg] = P.VAR_KEYWORD
+    kinds.pop('self', None); kinds.pop('cls', None)
+    return kinds
+
+
+def api_table_problems(docs=DOCS):
+    """Every exported function and class: its show_doc entry on its page, a Python signature with the real
+    parameter kinds (the bare `*` kept), and right after it a parameter table (class `docments`) listing exactly
+    its parameters, with the math in it rendered. Returns the problems, one line each."""
+    problems, pages = [], {}
+    for qual, obj, page, anchor in exported_objects():
+        if not page:
+            problems.append(f"{qual}: not in nbdev's index (privcausal/_modidx.py): export it from a notebook")
+            continue
+        path = Path(docs) / page
+        if not path.is_file():
+            problems.append(f'{qual}: its page {page} was not built'); continue
+        if page not in pages: pages[page] = soup(path.read_text(encoding='utf-8'))
+        dom, where = pages[page], f'{qual} ({page}#{anchor})'
+        el = dom.find(id=anchor)
+        sec = el if el is not None and el.name == 'section' else el.find_next('section') if el is not None else None
+        head = sec.find(['h2', 'h3', 'h4', 'h5', 'h6']) if sec is not None else None
+        if head is None or head.get_text(strip=True).rstrip('#') != obj.__qualname__:
+            problems.append(f'{where}: no show_doc entry (a section headed {obj.__qualname__!r})'); continue
+        pre = sec.find('pre')
+        if pre is None:
+            problems.append(f'{where}: no signature under the heading'); continue
+        kinds = _signature_kinds(pre.get_text())
+        if isinstance(kinds, str):
+            problems.append(f'{where}: {kinds}'); continue
+        expected = _expected_parameters(obj)
+        try: real = {n: p.kind for n, p in inspect.signature(obj).parameters.items() if n not in ('self', 'cls')}
+        except (TypeError, ValueError): real = None
+        if real is not None and kinds != real:
+            problems.append(f'{where}: the page shows the signature ({", ".join(kinds)}) with kinds '
+                            f'{[k.name for k in kinds.values()]}, the function has {[k.name for k in real.values()]}')
+            continue
+        if not kinds: continue                               # no parameter, nothing to tabulate
+        table = pre.find_next('table')
+        if table is None or DOCMENTS_CLASS not in (table.get('class') or []) or table.find_previous('pre') is not pre \
+                or sec not in table.parents:
+            problems.append(f'{where}: no parameter table after its signature'); continue
+        names = [tr.find('td').get_text(strip=True) for tr in table.select('tbody tr') if tr.find('td')]
+        names = [n for n in names if n != 'Returns']
+        if expected is not None and names != expected:
+            problems.append(f'{where}: the table lists {names}, the signature has {expected}')
+        for td in table.select('td'):
+            text = ''.join(t for t in td.find_all(string=True) if not t.find_parent(class_='math'))
+            if re.search(r'\$[^$]*\\[A-Za-z]', text) or '\\(' in text:
+                problems.append(f'{where}: untypeset math in its table: {td.get_text()[:80]!r}'); break
+    return problems
+
+
+def test_every_exported_function_has_its_parameter_table(site):
+    problems = api_table_problems(DOCS)
+    assert not problems, f'{len(problems)} API entries without a proper parameter table:\n  ' + '\n  '.join(problems)
+
+
+def test_the_table_check_can_fail(site, tmp_path):
+    "A copy of the site with one parameter table stripped (pp_ipw's), and one with the bare `*` dropped, fail."
+    page = DOCS / KWONLY_PAGE
+    dom = soup(page.read_text(encoding='utf-8'))
+    sec = dom.find('section', id='pp-ipw')
+    assert sec is not None and sec.find('table', class_=DOCMENTS_CLASS) is not None, 'pp_ipw has no table to strip'
+    sec.find('table', class_=DOCMENTS_CLASS).decompose()
+    copy = tmp_path / 'docs'
+    shutil.copytree(DOCS, copy, ignore=shutil.ignore_patterns('_static', '_images'))
+    (copy / KWONLY_PAGE).write_text(str(dom), encoding='utf-8')
+    assert any('pp_ipw' in p and 'no parameter table' in p for p in api_table_problems(copy))
+    dom = soup(page.read_text(encoding='utf-8'))
+    pre = dom.find('section', id='pp-ipw').find('pre')
+    pre.string = re.sub(r'\*,\s*', '', pre.get_text(), count=1)
+    (copy / KWONLY_PAGE).write_text(str(dom), encoding='utf-8')
+    problems = [p for p in api_table_problems(copy) if 'pp_ipw' in p]    # `epsilon` then follows defaults
+    assert problems and ('not Python' in problems[0] or 'kinds' in problems[0]), problems
+
+
+def test_keyword_only_entry_point_renders(browser):
+    "pp_ipw (keyword-only): `*` in its signature, a parameter table after it, its LaTeX typeset in the browser."
+    html, _ = browser.dom(KWONLY_PAGE)
+    sec = soup(html).find('section', id='pp-ipw')
+    assert sec is not None, f'no pp_ipw section on {KWONLY_PAGE}'
+    assert re.search(r'^\s*\*,', sec.find('pre').get_text(), re.M), 'the bare * is missing from the signature'
+    table = sec.find('table', class_=DOCMENTS_CLASS)
+    assert table is not None, 'no parameter table'
+    row = next(tr for tr in table.select('tbody tr') if tr.find('td').get_text(strip=True) == 'epsilon')
+    assert row.find('mjx-container') is not None, 'the math of the epsilon row is not typeset'
+    assert not soup(html).find_all('mjx-merror')
+
+
+# -------------------------------------------------------------------------------- layout, copy, references
+PROBE = """<!doctype html><meta charset="utf-8"><title>layout probe</title><body style="margin:0">
+<pre id="out">pending</pre><iframe id="f" style="width:WIDTHpx;height:900px;border:0"></iframe>
+<script>
+const pages = PAGES, sel = SELECTOR, out = {}, f = document.getElementById('f');
+let i = 0;
+function measure(page) {
+  const d = f.contentDocument, blocks = [...d.querySelectorAll(sel)], r = {blocks: blocks.length, wide: [], cols: null};
+  r.buttons = blocks.filter(b => b.parentElement.querySelector('button.copybtn')).length;
+  for (const b of blocks)
+    if (b.scrollWidth > b.clientWidth + 1) r.wide.push(b.textContent.split('\\n')[0].slice(0, 80));
+  const b = blocks.find(b => b.offsetParent !== null);
+  if (b) {
+    const s = d.createElement('span'); s.textContent = 'x'.repeat(100); b.appendChild(s);
+    const cs = getComputedStyle(b), inner = b.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    r.cols = Math.floor(inner / (s.getBoundingClientRect().width / 100)); s.remove();
+  }
+  out[page] = r;
+}
+function next() {
+  if (i >= pages.length) { document.getElementById('out').textContent = JSON.stringify(out); return; }
+  f.onload = () => setTimeout(() => { measure(pages[i]); i++; next(); }, 300);
+  f.src = pages[i];
+}
+next();
+</script>"""
+
+
+@pytest.fixture(scope='session')
+def layout(browser, site):
+    "{page: {blocks, buttons, wide, cols}} measured in chromium on every page at LAYOUT_WIDTH px."
+    pages = [p['html'] for p in site['pages']]
+    probe = DOCS / '_layout_probe.html'          # same origin as the pages, so it can measure inside them
+    probe.write_text(PROBE.replace('WIDTH', str(LAYOUT_WIDTH)).replace('PAGES', json.dumps(pages))
+                     .replace('SELECTOR', json.dumps(CODE_SELECTOR)), encoding='utf-8')
+    try:
+        html = browser.run(probe.name, '--dump-dom', f'--window-size={LAYOUT_WIDTH + 40},1000',
+                           '--virtual-time-budget=120000')
+    finally:
+        probe.unlink()
+    text = soup(html).find(id='out').get_text()
+    assert text != 'pending', 'the layout probe did not finish'
+    return json.loads(text)
+
+
+def test_code_fits_without_sideways_scrolling(layout):
+    wide = {p: r['wide'] for p, r in layout.items() if r['wide']}
+    assert not wide, f'code blocks that scroll sideways at {LAYOUT_WIDTH}px: {wide}'
+    cols = {p: r['cols'] for p, r in layout.items() if r['cols'] is not None}
+    assert cols and min(cols.values()) >= MIN_CODE_COLUMNS, f'columns of code that fit (>= {MIN_CODE_COLUMNS}): {cols}'
+    print(f'{min(cols.values())}-{max(cols.values())} columns of code fit at {LAYOUT_WIDTH}px')
+
+
+def test_code_blocks_have_a_copy_button(layout):
+    assert sum(r['blocks'] for r in layout.values()) > 50, layout
+    missing = {p: f"{r['buttons']}/{r['blocks']}" for p, r in layout.items() if r['buttons'] < r['blocks']}
+    assert not missing, f'code blocks without a copy button (with/all): {missing}'
+
+
+def test_references_page(site):
+    "The references page is in the sidebar, and each paper the library implements has an entry with an anchor."
+    assert REFERENCES_PAGE in [p['html'] for p in site['pages']], 'the references page is not listed in _quarto.yml'
+    dom = soup((DOCS / REFERENCES_PAGE).read_text(encoding='utf-8'))
+    for key, words in {'lee2019b': ['Inverse Probability Weighting', '1905.12592'],
+                       'lee2019a': ['Propensity Scores', '1905.12592'],
+                       'guha2024': ['Weighted Average Treatment Effects', '2408.14766'],
+                       'kusner2016': ['Private Causal Inference', 'AISTATS']}.items():
+        a = dom.find(id=key)
+        assert a is not None, f'no entry #{key} on {REFERENCES_PAGE}'
+        entry = a.find_parent('li').get_text(' ')
+        assert all(w in entry for w in words), f'#{key}: {entry[:200]}'
+
+
+if __name__ == '__main__':
+    found = api_table_problems(Path(sys.argv[1]) if len(sys.argv) > 1 else DOCS)
+    print('\n'.join(found) or 'every exported function and class has its parameter table')
+    sys.exit(1 if found else 0)

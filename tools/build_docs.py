@@ -7,9 +7,11 @@
 also what Quarto's `nbdev_docs` reads where Quarto exists. The route:
 
 1. nbdev's own processing: refresh the module index, then `nbdev.serve.proc_nbs(force=True)` writes
-   `_proc/` (show_doc entries added and rendered with signatures and docments tables, hidden cells removed,
-   title/description turned into frontmatter). `proc_nbs` does not call Quarto (only `nbdev_docs` /
-   `nbdev_proc_nbs` do, through `_pre_docs`).
+   `_proc/` (show_doc entries added and rendered with signatures, hidden cells removed, title/description turned
+   into frontmatter). `proc_nbs` does not call Quarto (only `nbdev_docs` / `nbdev_proc_nbs` do, through
+   `_pre_docs`). show_doc's signatures are first made faithful Python (`patch_show_doc_signatures`: the bare `*`
+   of keyword-only parameters kept), and each becomes a signature plus a parameter table (`docments_table`);
+   a signature that gives no table is an error.
 2. Clean the processed notebooks of Quarto-only syntax (see `clean_nb`) into a Sphinx source folder.
 3. Sphinx + myst-nb + sphinx-book-theme with `-W` (warnings are errors), stored outputs only (nothing is
    executed), MathJax 3 served from the site itself (npm package `mathjax`), Sphinx's offline search.
@@ -17,9 +19,12 @@ also what Quarto's `nbdev_docs` reads where Quarto exists. The route:
    then swap the result into `_docs/`.
 
 Errors (exit 1): a page listed in the config but missing, a notebook in nbs/ not listed, two notebooks with
-the same output page, a page without a title, any Sphinx warning, any broken internal reference.
+the same output page, a page without a title, a show_doc signature that gives no parameter table, any Sphinx
+warning, any broken internal reference. Code blocks get a copy button (sphinx-copybutton) and wrap rather than
+scroll sideways (see CSS).
 """
-import argparse, contextlib, fcntl, json, os, posixpath, re, shutil, subprocess, sys, time, uuid
+import argparse, ast, contextlib, dataclasses, fcntl, inspect, io, json, os, posixpath, re, shutil, subprocess, sys
+import time, tokenize, uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +39,69 @@ MATHJAX_PARTS = ['tex-mml-chtml.js', 'input', 'output/chtml.js', 'output/chtml',
 
 class SiteError(Exception):
     "A problem with the site's content or description: reported without a traceback."
+
+
+# ------------------------------------------------------------------------------ show_doc signatures
+class _Factory:
+    "A dataclass field's `default_factory` shown as the call that makes the default (`dict()`, not `<factory>`)."
+    def __init__(self, f): self.f = f
+    def __repr__(self): return f'{getattr(self.f, "__qualname__", None) or repr(self.f)}()'
+
+
+def patch_show_doc_signatures():
+    """Make fastcore's show_doc signature (nbdev 2.4.14, fastcore 1.14.5) a faithful Python signature.
+
+    fastcore's `DocmentText` drops the bare `*` before keyword-only parameters and the `/` after positional-only
+    ones, shows `type(default)` (e.g. `NoneType`) for a parameter without annotation, `<factory>` for a dataclass
+    field's default factory, and writes `def` (and `->None`, from `__init__`) for a class.
+    The signature of `pp_ipw(data=None, ..., *, epsilon, ...)` then reads `epsilon:float` after defaulted
+    parameters: not Python, so no parameter table could be built from it. Idempotent. It runs at import of this
+    file, which is also how nbdev's spawned `proc_nbs` workers (they import the main script) get it."""
+    try:
+        import fastcore.docments as fd
+    except ImportError: return
+    if getattr(fd.DocmentText, '_privcausal_patched', False): return
+    P = inspect.Parameter
+
+    def params(self):
+        try: real = inspect.signature(self.obj).parameters
+        except (TypeError, ValueError): real = None
+        items = [(k, v) for k, v in self.dm.items() if k != 'return']
+        if inspect.isclass(self.obj) and real is not None:      # not object.__init__'s (*args, **kwargs)
+            items = [(k, v) for k, v in items if k in real]
+        real = real or {}
+        factories = {f.name: _Factory(f.default_factory) for f in dataclasses.fields(self.obj)
+                     if f.default_factory is not dataclasses.MISSING} if dataclasses.is_dataclass(self.obj) else {}
+        kinds = [v.get('kind') for _, v in items]
+        out = []
+        for i, (k, v) in enumerate(items):
+            kind = kinds[i]
+            if kind == P.KEYWORD_ONLY and P.VAR_POSITIONAL not in kinds and P.KEYWORD_ONLY not in kinds[:i]:
+                out.append(('*', ''))
+            if k in real and real[k].annotation is P.empty: v = fd.AttrDict({**v, 'anno': fd.empty})
+            if k in factories: v = fd.AttrDict({**v, 'default': factories[k]})
+            out.append((self._fmt_param(k, v), v.get('docment') or ''))
+            if kind == P.POSITIONAL_ONLY and (i + 1 == len(items) or kinds[i + 1] != P.POSITIONAL_ONLY):
+                out.append(('/', ''))
+        return out
+
+    plain_str = fd.DocmentText.__str__
+
+    def as_str(self):
+        s = plain_str(self)
+        return 'class ' + s[4:] if inspect.isclass(self.obj) and s.startswith('def ') else s
+
+    plain_ret = fd.DocmentText._ret_str.fget
+
+    def ret_str(self): return '):' if inspect.isclass(self.obj) else plain_ret(self)    # no `->None` on a class
+
+    fd.DocmentText.params = property(params)
+    fd.DocmentText._ret_str = property(ret_str)
+    fd.DocmentText.__str__ = fd.DocmentText.__repr__ = as_str
+    fd.DocmentText._privcausal_patched = True
+
+
+patch_show_doc_signatures()
 
 
 # ---------------------------------------------------------------------------------------------- the config
@@ -153,7 +221,7 @@ class Cleaner:
         "Clean markdown text: links, attributes, callouts, pandoc heading ids (and show_doc separators)."
         text = _TARGET.sub('', text)
         if asis:
-            text = docments_table(text)
+            text = docments_table(text, self.page)
             # nbdev puts its source link before the heading (Quarto floats it right); keep it in the entry's section
             text = re.sub(r'^\[source\]\((\S+)\)\s*\n\n(#{2,6} [^\n]+)\n', r'\2\n\n{.nbdev-source}\n[source](\1)\n',
                           re.sub(r'^\s*---[ \t]*\n', '', text), flags=re.M)
@@ -185,7 +253,11 @@ class Cleaner:
         return '\n'.join(out)
 
 
-_SIG_BLOCK = re.compile(r'```python\n((?:async )?def [^\n]*\(\n.*?\n\)[^\n]*)\n```', re.S)
+# show_doc's signature block: `def name(`, `async def name(` or `class Name(` (patched above), one parameter line
+# or more, then `)...:` on a line of its own. A signature without parameters is one line (`def name()->T:`).
+_SIG_BLOCK = re.compile(r'```python\n((?:async def|def|class) [^\n]*\(\n.*?\n\)[^\n]*)\n```', re.S)
+_SIG_ANY = re.compile(r'```python\n((?:async def|def|class) \w+\(.*?)\n```', re.S)
+DOCMENTS_CLASS = 'docments'        # the class of every parameter table (tests/test_site.py looks for it)
 
 
 def _cell_md(s):
@@ -193,61 +265,78 @@ def _cell_md(s):
     return s.replace('|', '\\|')
 
 
-def docments_table(md):
+def _signature_table(sig):
+    """(plain signature, markdown table) for one show_doc signature (docments as `# comments`).
+
+    Raises ValueError when the signature is not Python or has no parameter to put in a table."""
+    reprs = {}                                  # defaults shown as `<...>` reprs are not Python: placeholders
+    def hold(m):
+        reprs[f'__repr{len(reprs)}__'] = m.group(1)
+        return '=' + f'__repr{len(reprs) - 1}__'
+    sig_py = re.sub(r'=(<[^<>\n]*>)', hold, sig)
+    src = re.sub(r'^class ', 'def ', sig_py) + '\n    pass\n'
+    toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    fn = ast.parse(src).body[0]
+    comments = {t.start[0]: (t.start[1], t.string[1:].strip()) for t in toks if t.type == tokenize.COMMENT}
+    lines = sig_py.split('\n')
+    a = fn.args
+    args = a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs + ([a.kwarg] if a.kwarg else [])
+    args = [x for x in args if x.arg not in ('self', 'cls')]
+    if not args: raise ValueError('no parameters')
+    pos_defaults = dict(zip([x.arg for x in (a.posonlyargs + a.args)][::-1], a.defaults[::-1]))
+    kw_defaults = {x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
+    def seg(node):
+        t = ast.get_source_segment(src, node) if node is not None else ''
+        return re.sub(r'__repr\d+__', lambda m: reprs[m.group(0)], t)
+    rows, last = {}, None
+    for ln in range(1, len(lines) + 1):
+        on_line = [x for x in args if x.lineno == ln]
+        if on_line: last = on_line[-1].arg
+        if ln in comments:
+            key = 'return' if lines[ln - 1].lstrip().startswith(')') else last
+            if not key: raise ValueError(f'a comment on line {ln} belongs to no parameter')
+            rows[key] = (rows.get(key, '') + ' ' + comments[ln][1]).strip()
+    stars = {**({a.vararg.arg: '*'} if a.vararg else {}), **({a.kwarg.arg: '**'} if a.kwarg else {})}
+    table = []
+    for x in args:
+        d = pos_defaults.get(x.arg, kw_defaults.get(x.arg))
+        table.append([f'`{stars.get(x.arg) or ""}{x.arg}`', seg(x.annotation), seg(d), rows.get(x.arg, '')])
+    if 'return' in rows or fn.returns is not None:
+        table.append(['**Returns**', seg(fn.returns), '', rows.get('return', '')])
+    cols = [i for i in (1, 2) if any(r[i] for r in table)] + [3]            # Details always: a blank one shows
+    hdr = ['  '] + [['', '**Type**', '**Default**', '**Details**'][i] for i in cols]
+    body = [[r[0]] + [(f'`{_cell_md(r[i])}`' if r[i] and i in (1, 2) else _cell_md(r[i])) for i in cols]
+            for r in table]
+    plain = '\n'.join(l[:comments[n][0]].rstrip() if n in comments else l for n, l in enumerate(lines, 1))
+    plain = re.sub(r'^(\s*)([*/]), (?=\S)', r'\1\2,\n\1', plain, flags=re.M)   # a bare `*` or `/` on its own line
+    plain = re.sub(r'__repr\d+__', lambda m: reprs[m.group(0)], '\n'.join(l for l in plain.split('\n') if l.strip()))
+    tbl = '\n'.join('| ' + ' | '.join(r) + ' |' for r in [hdr, ['-' * max(2, len(h)) for h in hdr]] + body)
+    return plain, f'{{.{DOCMENTS_CLASS}}}\n{tbl}'
+
+
+def docments_table(md, where='show_doc'):
     """show_doc's signature with docments comments -> the plain signature plus a parameter table.
 
     nbdev 2.4.14 (fastcore 1.14) writes parameter docs as `# comments` inside the signature's code block, where
-    their math is not typeset; Quarto sites of older nbdev showed a table. Left as it is if it does not parse."""
-    import ast, io, tokenize
-    def one(m):
-        sig = m.group(1)
-        try:
-            toks = list(tokenize.generate_tokens(io.StringIO(sig + '\n    pass\n').readline))
-            fn = ast.parse(sig + '\n    pass\n').body[0]
-        except (SyntaxError, tokenize.TokenError, IndexError, ValueError): return m.group(0)
-        comments = {t.start[0]: (t.start[1], t.string[1:].strip()) for t in toks if t.type == tokenize.COMMENT}
-        if not comments: return m.group(0)
-        lines = sig.split('\n')
-        a = fn.args
-        args = a.posonlyargs + a.args + ([a.vararg] if a.vararg else []) + a.kwonlyargs + ([a.kwarg] if a.kwarg else [])
-        pos_defaults = dict(zip([x.arg for x in (a.posonlyargs + a.args)][::-1], a.defaults[::-1]))
-        kw_defaults = {x.arg: d for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None}
-        seg = lambda node: ast.get_source_segment(sig + '\n    pass\n', node) if node is not None else ''
-        rows, last = {}, None
-        for ln in range(1, len(lines) + 1):
-            on_line = [x for x in args if x.lineno == ln]
-            if on_line: last = on_line[-1].arg
-            if ln in comments:
-                key = 'return' if lines[ln - 1].lstrip().startswith(')') else last
-                if key: rows[key] = (rows.get(key, '') + ' ' + comments[ln][1]).strip()
-        stars = {**({a.vararg.arg: '*'} if a.vararg else {}), **({a.kwarg.arg: '**'} if a.kwarg else {})}
-        table = []
-        for x in args:
-            if x.arg in ('self', 'cls'): continue
-            d = pos_defaults.get(x.arg, kw_defaults.get(x.arg))
-            table.append([f'`{stars.get(x.arg) or ""}{x.arg}`', seg(x.annotation), seg(d), rows.get(x.arg, '')])
-        if 'return' in rows or fn.returns is not None:
-            table.append(['**Returns**', seg(fn.returns), '', rows.get('return', '')])
-        cols = [i for i in (1, 2, 3) if any(r[i] for r in table)]
-        if 3 not in cols or not table: return m.group(0)
-        hdr = ['  '] + [['', '**Type**', '**Default**', '**Details**'][i] for i in cols]
-        body = [[r[0]] + [(f'`{_cell_md(r[i])}`' if r[i] and i in (1, 2) else _cell_md(r[i])) for i in cols]
-                for r in table]
-        plain = '\n'.join(l[:comments[n][0]].rstrip() if n in comments else l for n, l in enumerate(lines, 1))
-        plain = '\n'.join(l for l in plain.split('\n') if l.strip())
-        tbl = '\n'.join('| ' + ' | '.join(r) + ' |' for r in [hdr, ['-' * max(2, len(h)) for h in hdr]] + body)
-        return f'```python\n{plain}\n```\n\n{tbl}'
-    # the table goes after the docstring that follows the signature
+    their math is not typeset; Quarto sites of older nbdev showed a table. Every signature with a parameter gets a
+    table (a blank Details cell shows an undocumented parameter). A signature that is not Python, or a signature
+    block this cannot read, is an error (SiteError), never a silent fallback to the raw comments."""
     out, pos = [], 0
     for m in _SIG_BLOCK.finditer(md):
-        new = one(m)
-        if new == m.group(0): continue
-        sig, tbl = new.split('\n```\n\n', 1)
+        head = re.findall(r'^#{1,6} (.+)$', md[:m.start()], re.M)
+        name = head[-1].strip() if head else '?'
+        try: sig, tbl = _signature_table(m.group(1))
+        except (SyntaxError, tokenize.TokenError, IndexError, ValueError) as e:
+            raise SiteError(f'{where}: the show_doc signature of {name} gives no parameter table ({e}):\n'
+                            f'{m.group(1)}') from None
         rest = md[m.end():]
         para = re.match(r'\n\n(\*[^\n]*(?:\n(?!\n)[^\n]*)*)', rest)      # show_doc's italic docstring
         end = m.end() + (para.end() if para else 0)
-        out += [md[pos:m.start()], sig + '\n```', (md[m.end():end]), '\n\n' + tbl + '\n']
+        out += [md[pos:m.start()], f'```python\n{sig}\n```', md[m.end():end], '\n\n' + tbl + '\n']
         pos = end
+    for m in _SIG_ANY.finditer(md):            # a signature with parameters must have been matched above
+        if '(\n' in m.group(1) and not _SIG_BLOCK.fullmatch(m.group(0)):
+            raise SiteError(f'{where}: unreadable show_doc signature block:\n{m.group(1)}')
     return ''.join(out) + md[pos:]
 
 
@@ -334,13 +423,27 @@ def output_name(proc_nb, page):
 CSS = """
 .page-description { font-size: 1.2rem; color: var(--pst-color-text-muted); margin-bottom: 1.5rem; }
 p.nbdev-source { text-align: right; font-size: .85rem; margin: -2.4rem 0 .8rem 0; }
+/* Code without sideways scrolling: a wider page and article column than the theme's (88rem page, 60em article,
+   25% and 17rem sidebars) and 12px code, so that about 115 columns of code fit beside both sidebars in a 1440px
+   window (160 at 1920px); code that is still wider wraps (inputs and signatures; printed outputs keep their
+   alignment and scroll). tests/test_site.py measures it in chromium. */
+.bd-page-width { max-width: 110rem; }
+html { --pst-sidebar-secondary: 14rem; }
+@media (min-width: 960px) { .bd-sidebar-primary { width: 16rem; flex: 0 0 16rem; } }
+.bd-main .bd-content .bd-article-container { max-width: 100%; }
+div[class*="highlight-"]:not(.output) > div.highlight > pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+pre { font-size: .75rem; }
+table.docments td:first-child { white-space: nowrap; }
 """
+# The code blocks that get a copy button: inputs, signatures and markdown code, not outputs.
+CODE_SELECTOR = 'div[class*="highlight-"]:not(.output) > div.highlight > pre'
 
 
 def conf_py(site, copyright_, author):
     o = dict(
         project=site['title'], html_title=site['title'], copyright=copyright_, author=author, language='en',
-        extensions=['myst_nb', 'sphinx.ext.githubpages'],
+        extensions=['myst_nb', 'sphinx.ext.githubpages', 'sphinx_copybutton'],
+        copybutton_selector=CODE_SELECTOR,
         root_doc='index', exclude_patterns=['_build', 'jupyter_execute', '**.ipynb_checkpoints'],
         html_theme='sphinx_book_theme',
         html_theme_options=dict(home_page_in_toc=True, show_toc_level=2, repository_url=site['repo_url'],
@@ -358,6 +461,7 @@ def conf_py(site, copyright_, author):
         nb_render_markdown_format='myst',         # so math in show_doc / Markdown outputs is typeset
         nb_merge_streams=True,
         myst_enable_extensions=['dollarmath', 'amsmath', 'attrs_block', 'colon_fence'],
+        myst_dmath_double_inline=True,           # `$$...$$` inside a paragraph is display math, as in pandoc
         # Links are written as Quarto would publish them (`mechanisms.html#check_epsilon`); they are checked
         # after the build (every internal href, src and #fragment of the site), not resolved by myst.
         myst_all_links_external=True,
@@ -451,6 +555,8 @@ def build(config=None, out=None, quiet=False):
     if 'index.ipynb' not in listed: errors.append(f'{config.name} must list index.ipynb (the home page)')
     if errors: raise SiteError('\n'.join(errors))
     mj = mathjax_dir()
+    try: import sphinx_copybutton  # noqa: F401  (the copy button on code blocks)
+    except ImportError: raise SiteError('sphinx-copybutton is missing: run tools/setup.sh (.[dev] extras)') from None
 
     BUILD.mkdir(exist_ok=True)
     lock = open(BUILD / '.lock', 'w')
@@ -459,7 +565,12 @@ def build(config=None, out=None, quiet=False):
         import nbdev.doclinks
         from nbdev.serve import proc_nbs
         nbdev.doclinks._build_modidx()
-        try: proc = Path(proc_nbs(force=True, n_workers=min(os.cpu_count() or 1, 8)))
+        # nbdev's spawned workers import the main script, which patches show_doc (patch_show_doc_signatures);
+        # when this file is not the main script (imported by other code), process in this patched process instead.
+        main_file = getattr(sys.modules.get('__main__'), '__file__', None)
+        spawned_ok = bool(main_file) and Path(main_file).resolve() == Path(__file__).resolve()
+        workers = min(os.cpu_count() or 1, 8) if spawned_ok else 0
+        try: proc = Path(proc_nbs(force=True, n_workers=workers))
         except Exception as e:                # nbdev runs exported, import and show_doc cells to render show_doc
             raise SiteError(f"nbdev's notebook processing (proc_nbs) failed:\n{e}\nIt executes every cell that "
                             'imports something; keep imports in cells of their own (see the warnings above).') from None
@@ -504,7 +615,10 @@ def build(config=None, out=None, quiet=False):
         if quiet: args.insert(0, '-q')
         if build_main(args) != 0: raise SiteError('sphinx-build failed: see the warnings above (-W: warnings are errors)')
         with contextlib.suppress(OSError): (BUILD / 'html' / '_sources').rmdir()   # empty
-        if (bad := check_links(BUILD / 'html')): raise SiteError('broken internal references:\n  ' + '\n  '.join(bad))
+        if (bad := check_links(BUILD / 'html')):
+            raise SiteError('broken internal references:\n  ' + '\n  '.join(bad) + '\n(a backticked name links to its '
+                            "show_doc entry, e.g. `Class.method` -> page.html#class.method: add show_doc(Class.method) "
+                            'to the notebook, or write the name without backticks)')
 
         manifest = dict(title=site['title'], pages=[dict(notebook=p, html=nb_docs[p] + '.html', title=titles[p],
                         section=cap) for cap, ents in groups for e in ents if e[0] == 'page' for p in [e[1]]])
