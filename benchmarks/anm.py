@@ -11,7 +11,9 @@ Run from the repository root: `.venv/bin/python benchmarks/anm.py [--skip-dense-
 3. With --peer: the non-private accuracy of causal-learn's ANM (GP regression + KCI; run by
    benchmarks/anm_peer_causallearn.py in its own venv, PEER_PYTHON) on every Tübingen pair, split 0, at most 200
    test points, beside privcausal's non-private accuracy of each score on the same pairs and split (measured here).
-4. With --study: the whole Tübingen study of nbs/experiments/anm_tuebingen.ipynb (99 pairs, 10 splits, four scores,
+4. The planner and the IQR test statistics: `plan_direction` and its inversions (public inputs only; target < 10 ms
+   for a plan, < 2 s for an inversion), and one `iqr_ptr` call (both exact A_j by bisection) at m = 400 and 8,191.
+5. With --study: the whole Tübingen study of nbs/experiments/anm_tuebingen.ipynb (99 pairs, 10 splits, four scores,
    four epsilons). Target: < 15 minutes.
 """
 import argparse
@@ -104,6 +106,27 @@ def bench_decision():
         assert secs < 30
 
 
+def bench_plan():
+    import numpy as np
+    from privcausal.anm import iqr_ptr, plan_direction
+    print('\n== the planner (no data) and the IQR Propose-Test-Release statistics')
+    for score, delta in (('kendall', None), ('hsic', None), ('iqr', 1e-6)):
+        t0 = time.perf_counter()
+        for _ in range(100): plan = plan_direction(4000, score, 1.0, delta, margin=0.02 if score != 'iqr' else 1.0)
+        t_plan = (time.perf_counter() - t0) / 100
+        t0 = time.perf_counter(); eps = plan.required_epsilon(0.9); t_eps = time.perf_counter() - t0
+        t0 = time.perf_counter(); n = plan.required_n(0.9); t_n = time.perf_counter() - t0
+        print(f'  {score:8s} plan {1e3 * t_plan:6.2f} ms (target < 10 ms); required_epsilon {t_eps:5.2f} s -> {eps:.4g}; '
+              f'required_n {t_n:5.2f} s -> {n}')
+        assert t_plan < 0.01 and t_eps < 2 and t_n < 2
+    rng = np.random.default_rng(0)
+    for m in (400, 8191):
+        a = rng.normal(size=m)
+        t0 = time.perf_counter()
+        for _ in range(50): iqr_ptr(a, 1.0, 1e-6, rng=rng)
+        print(f'  iqr_ptr on m = {m}: {1e3 * (time.perf_counter() - t0) / 50:.2f} ms per call (research noise)')
+
+
 PEER_PYTHON = '/tmp/bench-venv-anm/bin/python'
 
 
@@ -151,5 +174,6 @@ if __name__ == '__main__':
     else:
         bench_hsic(args.skip_dense_largest)
         bench_decision()
+        bench_plan()
         if args.peer: bench_peer()
         if args.study: bench_study()

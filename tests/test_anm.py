@@ -166,7 +166,6 @@ def test_bad_options_fail_before_noise_and_spend(fit, kw, msg):
 
 BAD_DATA = [
     (dict(x=np.r_[np.nan, np.zeros(99)]), 'NaN'), (dict(x=np.r_[np.inf, np.zeros(99)]), 'NaN or infinite'),
-    (dict(x=np.zeros(100)), 'constant'), (dict(y=np.full(100, 0.5)), 'constant'),
     (dict(x=np.array(['a'] * 100)), 'numeric'), (dict(x=np.zeros((100, 2))), '1-d'),
     (dict(x=np.linspace(-1, 1, 100).astype(str)), 'x must be numeric'),  # numeric strings are refused, not converted
     (dict(y=np.linspace(-1, 1, 100).astype(object)), 'y must be numeric'),
@@ -176,7 +175,7 @@ BAD_DATA = [
     (dict(train_fraction=0.97), 'need >= 4'), (dict(train_fraction=0.99), 'need >= 2'), (dict(train_fraction=1.0), 'train_fraction'),
     (dict(x=np.linspace(-1, 1, 7), y=np.linspace(0, 1, 7)), 'at least 8'),
     (dict(y=np.linspace(-1, 1, 99)), 'same length'),
-    (dict(split=['train'] * 99 + ['tset']), "'tset'"), (dict(split=['train'] * 97 + ['test'] * 3), '>= 4'),
+    (dict(split=['train'] * 99 + ['tset']), "'train' or 'test'"), (dict(split=['train'] * 97 + ['test'] * 3), '>= 4'),
 ]
 
 
@@ -190,10 +189,33 @@ def test_bad_data_fail_before_noise_and_spend(kw, msg):
     assert ledger.entries == ()
 
 
-def test_clip_is_announced():
+def test_clip_is_announced_whenever_requested_without_counts():
     x, y = np.linspace(-2, 2, 100), np.linspace(-1, 1, 100)
-    with pytest.warns(UserWarning, match=r'clipped 50 of 100'):
-        anm.anm_fit(x, y, (-1, 1), (-1, 1), clip=True)
+    with pytest.warns(UserWarning, match='clip=True') as rec:
+        f1 = anm.anm_fit(x, y, (-1, 1), (-1, 1), clip=True)  # 50 values clipped
+        f0 = anm.anm_fit(x / 2, y, (-1, 1), (-1, 1), clip=True)  # none clipped: announced all the same
+    msgs = [str(w.message) for w in rec]
+    assert len(msgs) == 2 and msgs[0] == msgs[1] and '50' not in msgs[0] and 'NOT PRIVATE' in msgs[0]
+    assert all(w.filename == __file__ for w in rec)  # stacklevel: the warning points at the caller's line
+    assert f1.clipped == (50, 0) and f0.clipped == (0, 0)
+    assert anm.diagnostics(f1).clipped == (50, 0) and anm.diagnostics(f1).to_dict()['clipped'] == {'x': 50, 'y': 0}
+    with pytest.warns(UserWarning, match='clip=True') as rec:
+        anm.anm_direction(x, y, (-1, 1), (-1, 1), clip=True, rng=np.random.default_rng(0))
+    assert all(w.filename == __file__ for w in rec)
+
+
+def test_messages_print_no_data_derived_numbers():
+    x = np.r_[np.linspace(-1, 1, 97), [3.0, 4.0, 5.0]]  # three values out of bounds
+    with pytest.raises(ValueError, match='outside the public bounds') as e:
+        anm.anm_fit(x, x, (-1, 1), (-10, 10))
+    assert '3' not in str(e.value).replace('[-1, 1]', '')
+    with pytest.raises(ValueError, match='NaN') as e:
+        anm.anm_fit(np.r_[np.full(7, np.nan), np.zeros(93)], np.zeros(100), 1, 1)
+    assert '7' not in str(e.value)
+    with pytest.raises(ValueError, match="'train' or 'test'") as e:
+        anm.anm_fit(np.zeros(100), np.zeros(100), 1, 1, split=['train'] * 50 + ['secret-label'] * 7 + ['test'] * 43)
+    assert '7' not in str(e.value) and 'secret' not in str(e.value)
+    assert 'distinct' not in repr(anm.anm_fit(np.zeros(100), np.zeros(100), 1, 1).f)
 
 
 def test_overspending_refused_before_noise(fit):
@@ -337,13 +359,251 @@ def test_refusal_is_explicit(fit):
 
 def test_rank_train_release_is_exact_when_stable():
     rng = np.random.default_rng(5)
-    x = rng.choice(np.linspace(-1, 1, 21), 40000)
-    y = np.round(x**3 + 0.3 * rng.uniform(-1, 1, 40000), 2)
-    f = anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), lam=1.0, train_fraction=0.99975, seed=2)
+    x = rng.choice(np.linspace(-1, 1, 21), 12000)
+    y = np.round(x**3 + 0.3 * rng.uniform(-1, 1, 12000), 2)
+    f = anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), lam=1.0, train_fraction=11990 / 12000, seed=2)
     res = anm.private_direction(f, 'spearman', 10.0, 1e-3, 'train', rng=np.random.default_rng(0))
-    assert res.scores == anm.scores_of(f, 'spearman')
+    assert res.scores == anm.scores_of(f, 'spearman') and res.noise_sd == 0.0
 
 
 def test_decision_rule():
     assert anm.decide(0.1, 0.2) == 'x->y' and anm.decide(0.3, 0.2) == 'y->x'
     assert anm.decide(0.2, 0.2) is None and anm.decide(None, 0.2) is None
+
+
+# ---------- IQR Propose-Test-Release: Dwork & Lei's bins (issue 8 §1)
+def _old_bins(value):
+    "The appendix's construction, kept here as the negative control only: B2 = [e^(k-1/2), e^(k+1/2)), k = floor(ln v)."
+    k = math.floor(math.log(value))
+    return (math.exp(k), math.exp(k + 1)), (math.exp(k - 0.5), math.exp(k + 0.5))
+
+
+def _distances(a, bins):
+    v = anm.iqr(a)
+    return (0, 0) if v <= 0 else tuple(anm.iqr_distance(a, *b) for b in bins(v))
+
+
+def _edge_pairs():
+    "Neighbours whose IQR sits just below / just above every edge of both grids, at many scales, plus IQR 0 vs > 0."
+    for t in np.arange(-8, 8.5, 0.5):
+        E = math.exp(t)
+        for eta in (1e-3 * E, 1e-9 * E):
+            for zeros, lo_n, hi_n in ((200, 100, 100), (6, 3, 3), (20, 12, 9), (4, 2, 2)):
+                d = np.r_[np.zeros(zeros), np.full(lo_n, E - eta), np.full(hi_n, E + eta)]
+                d1 = d.copy(); d1[0] = E + eta  # the third quartile crosses E
+                yield d, d1
+                yield -d, -d1  # the first quartile crosses -E
+    for m in (8, 12, 41):
+        q3 = anm.quartile_ranks(m)[1]
+        d = np.r_[np.zeros(q3), np.arange(1.0, m - q3 + 1)]  # the third quartile is a 0: IQR 0
+        d1 = d.copy(); d1[0] = 50.0  # IQR 1
+        assert anm.iqr(d) == 0 < anm.iqr(d1)
+        yield d, d1
+
+
+def test_iqr_test_statistics_have_sensitivity_one_at_every_edge():
+    worst_new, worst_old = 0, 0
+    for d, d1 in _edge_pairs():
+        new = np.subtract(anm.iqr_distances(d), anm.iqr_distances(d1))
+        old = np.subtract(_distances(d, _old_bins), _distances(d1, _old_bins))
+        worst_new, worst_old = max(worst_new, np.abs(new).max()), max(worst_old, np.abs(old).max())
+    assert worst_new <= 1
+    assert worst_old >= 100  # the appendix's bins: one record moves A_2 by about m/4 (the check can fail)
+
+
+def test_iqr_bins_contain_the_value_on_both_sides_of_every_edge():
+    for t in np.arange(-700, 709, 0.5):
+        E = math.exp(t)
+        for v in (E, np.nextafter(E, 0), np.nextafter(E, np.inf)):
+            (l1, u1), (l2, u2) = anm.iqr_bins(v)
+            assert l1 <= v < u1 and l2 <= v < u2
+    with pytest.raises(ValueError, match='no bin'):
+        anm.iqr_bins(0.0)
+
+
+def test_issue_reproduction_is_consistent_with_secure_noise():
+    D = np.r_[np.zeros(200), np.full(100, np.e - 1e-3), np.full(100, np.e + 1e-3)]
+    Dp = D.copy(); Dp[0] = np.e + 1e-3
+    counts = [sum(anm.iqr_ptr(d, 1 / 3, 1e-6).released for _ in range(200)) for d in (D, Dp)]
+    assert min(counts) >= 190  # was 0 and 200 with the appendix's bins
+
+
+def test_iqr_release_consistent_on_edge_neighbours_through_the_pipeline():
+    # one test record moves the IQR of x across the edge e^(-1) of grid 1: with the appendix's bins one data set
+    # was refused and the other released; with Dwork & Lei's both are released at the same rate
+    E, eta = math.exp(-1.0), 1e-3
+    base = np.r_[np.full(200, -0.5), np.full(100, -0.5 + E - eta), np.full(100, -0.5 + E + eta)]
+    x_tests = [base, base.copy()]; x_tests[1][0] = -0.5 + E + eta
+    rng = np.random.default_rng(0)
+    x_train = rng.uniform(-1, 1, 400)
+    fits, shares = [], []
+    for xt in x_tests:
+        x = np.r_[x_train, xt]
+        y = np.clip(x**3 + 0.3 * np.random.default_rng(1).uniform(-1, 1, 800), -1.3, 1.3)
+        fits.append(anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), split=['train'] * 400 + ['test'] * 400))
+    old = [_distances(f.x_test, _old_bins)[1] for f in fits]
+    assert min(old) == 0 and max(old) >= 50  # on the edge: the appendix's A_2 jumps from 0 to about m/4
+    new = [anm.iqr_distances(f.x_test) for f in fits]
+    assert np.abs(np.subtract(*new)).max() <= 1
+    noise = ResearchNoise(np.random.default_rng(2))
+    for f in fits:
+        shares.append(np.mean([not anm.private_direction(f, 'iqr', 60.0, 1e-3, rng=noise).refused for _ in range(150)]))
+    assert min(shares) > 0.9 and abs(shares[0] - shares[1]) < 0.1
+
+
+def test_iqr_train_statistics_sensitivity_one():
+    dr = 0.01
+    worst_new = worst_old = 0
+    for t in np.arange(-3, 3.5, 0.5):
+        E = math.exp(t)
+        for v, v1 in ((E - 0.5 * dr, E + 0.5 * dr), (E + 1e-12, E - 1e-12), (E - dr, E + dr), (1e-12, 2 * dr)):
+            if v <= 0 or v1 <= 0: continue
+            new = [tuple(anm.iqr_train_distance(u, *b, dr) for b in anm.iqr_bins(u)) for u in (v, v1)]
+            old = [tuple(anm.iqr_train_distance(u, *b, dr) for b in _old_bins(u)) for u in (v, v1)]
+            worst_new = max(worst_new, np.abs(np.subtract(*new)).max())
+            worst_old = max(worst_old, np.abs(np.subtract(*old)).max())
+    # an IQR of 0 (statistic 0) and a neighbour's IQR of at most 2 dr
+    assert all(max(s) <= 1 for s in [anm._iqr_train_statistics(np.r_[np.zeros(6), np.full(6, u)], dr)[1] for u in (1e-9, dr, 2 * dr)])
+    assert worst_new <= 1 and worst_old > 1
+
+
+# ---------- degenerate data go through the mechanisms (issue 8 §2)
+COMBOS = [('spearman', 'test', None), ('kendall', 'test', None), ('hsic', 'test', None), ('hsic', 'train', None),
+          ('hsic', 'both', None), ('iqr', 'test', 1e-3), ('iqr', 'train', 1e-3), ('kendall', 'train', 1e-3),
+          ('spearman', 'train', 1e-3)]
+
+
+def _skeleton(d):
+    if isinstance(d, dict): return tuple(sorted((k, _skeleton(v)) for k, v in d.items()))
+    if isinstance(d, (list, tuple)): return ('seq', len(d), tuple(_skeleton(v) for v in d))
+    return 'number' if isinstance(d, (int, float)) else type(d).__name__
+
+
+@pytest.mark.parametrize('score,privacy,delta', COMBOS)
+def test_degenerate_data_release_like_any_other(score, privacy, delta):
+    rng = np.random.default_rng(3)
+    y = rng.uniform(-1, 1, 120)
+    x_const = np.zeros(120); x_one = x_const.copy(); x_one[5] = 0.7  # constant, and its neighbour
+    shapes = []
+    for x, yy in ((x_const, y), (x_one, y), (y, np.zeros(120)), (np.zeros(120), np.zeros(120))):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')  # no data-dependent warning either (e.g. an ill-conditioned solve)
+            res = anm.anm_direction(x, yy, (-1, 1), (-1, 1), score=score, epsilon=2.0, delta=delta, privacy=privacy, seed=0,
+                                    rng=np.random.default_rng(0))
+        d = json.loads(json.dumps(res.to_dict()))
+        shapes.append(_skeleton({k: v for k, v in d.items() if k not in ('scores', 'direction')}))
+    assert len(set(shapes)) == 1
+
+
+def test_training_size_limit_is_public():
+    # refused because of the public training size, whatever the values: few distinct values or many
+    n = 2 * (anm.MAX_TRAIN + 1)
+    msgs = []
+    for x in (np.zeros(n), np.linspace(-1, 1, n)):
+        with pytest.raises(ValueError, match='public size') as e:
+            anm.anm_direction(x, x, (-1, 1), (-1, 1), rng=ExplodingNoise())
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+# ---------- the calibration is validated before the charge (issue 8 §4)
+INVALID_AT_1E308 = {('spearman', 'test'), ('kendall', 'test'), ('hsic', 'test'), ('kendall', 'train'),
+                    ('spearman', 'train')}  # a scale below the smallest normal double; elsewhere 1e308 is a valid (useless) budget
+
+
+@pytest.mark.parametrize('epsilon', [1e-320, 1e308])
+@pytest.mark.parametrize('score,privacy,delta', COMBOS)
+def test_absurd_epsilon_refused_before_charge_or_released(fit, epsilon, score, privacy, delta):
+    ledger = PrivacyLedger(1.7e308, 0.5)
+    if epsilon < 1 or (score, privacy) in INVALID_AT_1E308:
+        with pytest.raises(ValueError, match='epsilon'):
+            anm.private_direction(fit, score, epsilon, delta, privacy, ledger=ledger, rng=ExplodingNoise())
+        with pytest.raises(ValueError, match='epsilon'):
+            anm.plan_direction(n_train=fit.n_train, n_test=fit.n_test, score=score, epsilon=epsilon, delta=delta, privacy=privacy)
+        assert ledger.entries == ()
+    else:  # the calibration is valid: the release happens, after exactly one charge, and nothing fails
+        for rng in (np.random.default_rng(0), None):
+            ledger = PrivacyLedger(1.7e308, 0.5)
+            res = anm.private_direction(fit, score, epsilon, delta, privacy, ledger=ledger, rng=rng)
+            assert res.epsilon == epsilon and len(ledger.entries) == 1
+
+
+@pytest.mark.parametrize('accounting', ['record', 'paper', 'advanced'])
+def test_absurd_epsilon_iqr_accounting(fit, accounting):
+    import warnings
+    ledger = PrivacyLedger(1.7e308, 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        with pytest.raises(ValueError, match='epsilon'):
+            anm.private_direction(fit, 'iqr', 1e-320, 1e-3, iqr_accounting=accounting, ledger=ledger, rng=ExplodingNoise())
+        assert ledger.entries == ()
+        res = anm.private_direction(fit, 'iqr', 1e308, 1e-3, iqr_accounting=accounting, ledger=ledger,
+                                    rng=np.random.default_rng(0))  # valid scales (1/eps' is a normal double): released
+    assert len(ledger.entries) == 1 and res.cost is ledger.entries[0]
+
+
+def test_check_options_public_and_alias():
+    assert anm._check_options is anm.check_options
+    assert anm.check_options('iqr', 'test', 1, 1e-3) == (1.0, 1e-3)
+
+
+# ---------- the planner (issue 9 §4)
+def test_plan_touches_no_data_and_is_what_the_release_uses(fit):
+    plan = anm.plan_direction(n_train=fit.n_train, n_test=fit.n_test, score='hsic', epsilon=0.7, margin=0.001)
+    res = anm.private_direction(fit, 'hsic', 0.7, rng=np.random.default_rng(0))
+    assert res.plan.noise_scale == plan.noise_scale and res.plan.cost.epsilon == plan.cost.epsilon
+    assert res.noise_sd == pytest.approx(plan.noise_sd) and res.to_dict()['noise_sd'] == pytest.approx(plan.noise_sd)
+    d = json.loads(json.dumps(plan.to_dict()))
+    assert d['planned'] is True and d['ci_halfwidth'] is None and d['noise_sd'] == pytest.approx(math.sqrt(2) * plan.noise_scale[0][1])
+    assert d['prob_correct'] == pytest.approx(float(anm.prob_correct_laplace(0.001, plan.noise_scale[0][1])))
+    # the same public inputs give the same plan from n and train_fraction
+    assert anm.plan_direction(600, 'hsic', 0.7).noise_scale == plan.noise_scale
+
+
+def _realised(fit, plan, n_rel, seed):
+    noise = ResearchNoise(np.random.default_rng(seed))
+    return [anm.release_direction(fit, plan, rng=noise) for _ in range(n_rel)]
+
+
+@pytest.mark.parametrize('score,delta,target', [('kendall', None, 0.75), ('hsic', None, 0.8), ('iqr', 1e-6, 0.8)])
+def test_planned_probability_and_noise_sd_match_realised(score, delta, target):
+    x, y = cubic(2000, 21)
+    f = anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), seed=0)
+    diag = anm.diagnostics(f, score)
+    base = anm.plan_direction(n_train=f.n_train, n_test=f.n_test, score=score, delta=delta, margin=diag.margin)
+    eps = base.required_epsilon(target)
+    plan = anm.plan_direction(n_train=f.n_train, n_test=f.n_test, score=score, epsilon=eps, delta=delta, margin=diag.margin)
+    assert plan.probability_correct() == pytest.approx(target, abs=1e-6)
+    rels = _realised(f, plan, 1000, seed=hash(score) % 1000)
+    released = [r for r in rels if not r.refused]
+    assert len(released) >= 900  # the IQR tests pass on these data (A_j in the hundreds)
+    share = np.mean([r.direction == diag.direction for r in released])
+    assert abs(share - target) < 4 * math.sqrt(target * (1 - target) / len(released))
+    noise = (np.array([r.scores for r in released]) - np.array(diag.scores)).ravel()
+    assert abs(noise.std(ddof=1) / plan.noise_sd - 1) < 0.10
+    # the check can fail: Theorem 2's two-term formula is not the IQR's four-term probability
+    if score == 'iqr':
+        assert abs(share - float(anm.prob_correct_laplace(diag.margin, plan.noise_scale[0][1]))) > 0.03
+
+
+def test_plan_inversions():
+    plan = anm.plan_direction(4000, 'kendall', 1.0, margin=0.01)
+    n = plan.required_n(0.9)
+    assert anm.plan_direction(n, 'kendall', 1.0, margin=0.01).probability_correct() >= 0.9
+    assert anm.plan_direction(n - 1, 'kendall', 1.0, margin=0.01).probability_correct() < 0.9
+    e = plan.required_epsilon(0.9)
+    assert anm.plan_direction(4000, 'kendall', e, margin=0.01).probability_correct() == pytest.approx(0.9, abs=1e-6)
+    assert anm.plan_direction(4000, 'kendall', 1.0, 1e-3, 'train', margin=0.01).required_n(0.9) is None
+    with pytest.raises(ValueError, match='margin'):
+        anm.plan_direction(4000, 'kendall').required_n(0.9)
+
+
+def test_warnings_point_at_the_caller(fit):
+    with pytest.warns(UserWarning, match='true cost') as rec:
+        anm.private_direction(fit, 'iqr', 1.2, 1e-3, iqr_accounting='paper', rng=np.random.default_rng(0))
+        anm.plan_direction(n_train=fit.n_train, n_test=fit.n_test, score='iqr', epsilon=1.2, delta=1e-3, iqr_accounting='paper')
+    assert len(rec) == 2 and all(w.filename == __file__ for w in rec)
+    with pytest.warns(PrivacyLeakWarning) as rec:
+        anm.iqr_ptr(np.arange(50.0), 1.0, 1e-3, threshold=-5, rng=np.random.default_rng(0), allow_unsafe=True)
+    assert all(w.filename == __file__ for w in rec)
