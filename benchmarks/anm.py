@@ -102,7 +102,7 @@ def bench_decision():
         t0 = time.perf_counter()
         r = anm_direction(x, y, (x.min(), x.max()), (y.min(), y.max()), score=score, epsilon=1.0, seed=0, **kw)
         secs = time.perf_counter() - t0
-        print(f'  {score:8s} {secs:6.1f} s (target < 30 s): direction={r.direction}, noise={r.noise_source}')
+        print(f'  {score:8s} {secs:6.1f} s (target < 30 s): direction={r.direction}, noise={r.privacy.noise_source}')
         assert secs < 30
 
 

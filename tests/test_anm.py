@@ -11,6 +11,7 @@ from privcausal import anm
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.data import PrivacyLeakWarning
 from privcausal.mechanisms import NoiseSource, ResearchNoise
+from privcausal.release import KEYS, NoIntervalError, NotPrivate, PrivacyRecord, PrivateRelease, load
 
 
 def cubic(m, seed, noise=0.3):
@@ -113,13 +114,15 @@ def test_iqr_accounting_options(fit):
     with pytest.warns(UserWarning, match='true cost'):
         pap = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='paper', **kw)
     adv = anm.private_direction(fit, 'iqr', 1.2, iqr_accounting='advanced', **kw)
-    assert dict(rec.settings)['ptr_epsilon'] == pytest.approx(0.1)
-    assert dict(pap.settings)['ptr_epsilon'] == pytest.approx(1.2 / 9)
-    assert adv.epsilon <= 1.2 + 1e-9 and adv.delta <= 1e-3 + 1e-15
-    assert dict(adv.settings)['ptr_epsilon'] < dict(rec.settings)['ptr_epsilon']  # advanced is worse for 4 calls
-    assert rec.delta == 1e-3 and rec.epsilon == 1.2
+    ptr_eps = lambda r: dict(r.privacy.public)['ptr_epsilon']
+    assert ptr_eps(rec) == pytest.approx(0.1)
+    assert ptr_eps(pap) == pytest.approx(1.2 / 9)
+    assert adv.privacy.epsilon <= 1.2 + 1e-9 and adv.privacy.delta <= 1e-3 + 1e-15
+    assert ptr_eps(adv) < ptr_eps(rec)  # advanced is worse for 4 calls
+    assert rec.privacy.delta == 1e-3 and rec.privacy.epsilon == 1.2
     # the paper counts per variable; each record touches all four IQRs: (12 eps', 4 delta') is charged and reported
-    assert pap.epsilon == pytest.approx(1.6) and pap.delta == pytest.approx(4e-3 / 3) and pap.guarantee_holds
+    assert pap.privacy.epsilon == pytest.approx(1.6) and pap.privacy.delta == pytest.approx(4e-3 / 3)
+    assert pap.privacy.guarantee_holds and pap.to_dict()['privacy']['epsilon'] == pytest.approx(1.6)
     ledger = PrivacyLedger(10, 0.1)
     with pytest.warns(UserWarning, match='true cost'):
         anm.private_direction(fit, 'iqr', 1.2, 1e-3, iqr_accounting='paper', ledger=ledger, rng=np.random.default_rng(0))
@@ -259,12 +262,13 @@ def test_unsafe_options_refused_then_marked(fit_lam1, kw, reason):
     assert ledger.entries == ()
     with pytest.warns(PrivacyLeakWarning, match=reason):
         res = anm.private_direction(fit_lam1, **kw, rng=np.random.default_rng(0), allow_unsafe=True)
-    d = json.loads(json.dumps(res.to_dict()))
-    assert res.guarantee_holds is False and d['guarantee_holds'] is False and reason in ' '.join(d['unsafe_options'])
-    assert 'NOT' in res.summary().splitlines()[1] and 'NOT AS STATED' in repr(res)
+    d = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+    assert res.privacy.guarantee_holds is False and d['privacy']['guarantee_holds'] is False
+    assert reason in ' '.join(d['privacy']['caveats']) and d['privacy']['guarantee'].startswith('NOT differentially private')
+    assert 'NOT' in res.summary().splitlines()[1] and 'NOT DP AS STATED' in repr(res)
     safe = anm.private_direction(fit_lam1, **{k: v for k, v in kw.items() if k not in ('iqr_threshold', 'residual_constant')},
                                  rng=np.random.default_rng(0))
-    assert safe.guarantee_holds and safe.to_dict()['unsafe_options'] == [] and 'NOT AS STATED' not in repr(safe)
+    assert safe.privacy.guarantee_holds and safe.to_dict()['privacy']['caveats'] == [] and 'NOT DP AS STATED' not in repr(safe)
 
 
 def test_safe_variants_of_the_options_pass(fit):
@@ -274,9 +278,9 @@ def test_safe_variants_of_the_options_pass(fit):
         # a threshold at or above the safe minimum, and the paper's constant where it is larger (lam = 0.01)
         e1, d1 = 1.0 / 12, 1e-3 / 4
         high = anm.ptr_threshold(e1, d1) + 1
-        assert anm.private_direction(fit, 'iqr', 1.0, 1e-3, iqr_threshold=high, rng=np.random.default_rng(0)).guarantee_holds
+        assert anm.private_direction(fit, 'iqr', 1.0, 1e-3, iqr_threshold=high, rng=np.random.default_rng(0)).privacy.guarantee_holds
         assert anm.private_direction(fit, 'hsic', 1.0, privacy='train', residual_constant='paper',
-                                     rng=np.random.default_rng(0)).guarantee_holds
+                                     rng=np.random.default_rng(0)).privacy.guarantee_holds
         assert anm.iqr_ptr(np.arange(50.0), 1.0, 1e-3, threshold='paper', rng=np.random.default_rng(0)).safe  # eps = 1
     assert not anm.threshold_is_safe(anm.ptr_threshold(0.5, 1e-3, 'paper'), 0.5, 1e-3)
 
@@ -323,12 +327,15 @@ def test_release_shape_identical_on_iqr0_neighbours(privacy):
     for s in range(150):
         for k, f in enumerate(fits):
             d = anm.private_direction(f, 'iqr', 1.0, 1e-3, privacy, rng=np.random.default_rng(s)).to_dict()
-            shapes[k].add(_shape(d['tests']))
-            shapes[k].add(tuple(sorted(d)))
-    assert shapes[0] == shapes[1] and len(shapes[0]) == 2
-    # every PTR record holds both noisy distances
+            tests = {n: v for n, v in d['released'].items() if n.startswith('noisy_distance')}
+            shapes[k].add(_shape(tests))  # the noisy test statistics: always drawn, always numbers
+            shapes[k].add(tuple(sorted(d['released'])))
+            shapes[k].add(_shape({n: v for n, v in d.items() if n not in ('released', 'direction')}))
+    assert shapes[0] == shapes[1] and len(shapes[0]) == 3
+    # every PTR record holds both noisy distances of every tested quantity
     d = anm.private_direction(fits[0], 'iqr', 1.0, 1e-3, privacy, rng=np.random.default_rng(0)).to_dict()
-    assert all(len(v) == 2 for v in d['tests'].values()) and len(d['tests']) == (4 if privacy == 'test' else 2)
+    names = [n for n in d['released'] if n.startswith('noisy_distance')]
+    assert len(names) == (8 if privacy == 'test' else 4) and all(isinstance(d['released'][n], float) for n in names)
 
 
 def test_train_iqr_zero_residual_iqr_draws_both_tests():
@@ -339,22 +346,26 @@ def test_train_iqr_zero_residual_iqr_draws_both_tests():
 # ---------- the release object
 def test_release_object_holds_no_exact_score(fit):
     res = anm.private_direction(fit, 'hsic', 1.0)  # secure noise
-    assert res.noise_source == 'opendp' and res.is_secure
-    d = json.loads(json.dumps(res.to_dict()))
+    assert res.privacy.noise_source == 'opendp' and res.privacy.is_secure
+    d = json.loads(json.dumps(res.to_dict(), allow_nan=False))
     text = repr(res) + res.summary() + json.dumps(d) + res.to_frame().to_string() + res._repr_html_()
     for s in anm.scores_of(fit, 'hsic'):
         assert f'{s:.6g}' not in text
-    for key in ('method', 'score', 'scores', 'direction', 'epsilon', 'delta', 'privacy', 'sensitivity', 'noise_scale',
-                'n_train', 'n_test', 'noise_source'):
-        assert key in d
+    assert set(d) == set(KEYS) and d['method'] == 'ANM' and d['direction'] == res.direction
+    assert (d['privacy']['epsilon'], d['privacy']['delta'], d['privacy']['noise_source']) == (1.0, 0.0, 'opendp')
+    assert d['privacy']['public']['n_test'] == fit.n_test and d['settings']['privacy_set'] == 'test'
+    assert d['settings']['noise_scale'] == pytest.approx(anm.hsic_test_sensitivity(fit.n_test) / 0.5)
+    assert d['released']['score_x_to_y'] == res.scores[0] and d['released']['refused'] is False
     diag = anm.diagnostics(fit, 'hsic')
-    assert diag.to_dict()['NOT_PRIVATE'] is True and 'NOT PRIVATE' in repr(diag) and 'NOT PRIVATE' in repr(fit)
+    assert isinstance(diag, NotPrivate) and diag.to_dict()['NOT_PRIVATE'] is True
+    assert repr(diag).startswith('ANMDiagnostics[NOT PRIVATE]') and 'NOT PRIVATE' in repr(fit)
 
 
 def test_refusal_is_explicit(fit):
     res = anm.private_direction(fit, 'iqr', 1.0, delta=1e-6, rng=np.random.default_rng(0))
     assert res.refused and res.scores is None and res.direction is None
-    assert res.to_dict()['scores'] is None and '⊥' in res.summary()
+    d = res.to_dict()
+    assert d['released']['score_x_to_y'] is None and d['released']['refused'] is True and '⊥' in res.summary()
 
 
 def test_rank_train_release_is_exact_when_stable():
@@ -491,8 +502,8 @@ def test_degenerate_data_release_like_any_other(score, privacy, delta):
             warnings.simplefilter('error')  # no data-dependent warning either (e.g. an ill-conditioned solve)
             res = anm.anm_direction(x, yy, (-1, 1), (-1, 1), score=score, epsilon=2.0, delta=delta, privacy=privacy, seed=0,
                                     rng=np.random.default_rng(0))
-        d = json.loads(json.dumps(res.to_dict()))
-        shapes.append(_skeleton({k: v for k, v in d.items() if k not in ('scores', 'direction')}))
+        d = json.loads(json.dumps(res.to_dict(), allow_nan=False))
+        shapes.append(_skeleton({k: v for k, v in d.items() if k not in ('released', 'direction')}) + tuple(sorted(d['released'])))
     assert len(set(shapes)) == 1
 
 
@@ -526,7 +537,8 @@ def test_absurd_epsilon_refused_before_charge_or_released(fit, epsilon, score, p
         for rng in (np.random.default_rng(0), None):
             ledger = PrivacyLedger(1.7e308, 0.5)
             res = anm.private_direction(fit, score, epsilon, delta, privacy, ledger=ledger, rng=rng)
-            assert res.epsilon == epsilon and len(ledger.entries) == 1
+            assert res.privacy.epsilon == epsilon and len(ledger.entries) == 1
+            json.dumps(res.to_dict(), allow_nan=False)
 
 
 @pytest.mark.parametrize('accounting', ['record', 'paper', 'advanced'])
@@ -553,7 +565,7 @@ def test_plan_touches_no_data_and_is_what_the_release_uses(fit):
     plan = anm.plan_direction(n_train=fit.n_train, n_test=fit.n_test, score='hsic', epsilon=0.7, margin=0.001)
     res = anm.private_direction(fit, 'hsic', 0.7, rng=np.random.default_rng(0))
     assert res.plan.noise_scale == plan.noise_scale and res.plan.cost.epsilon == plan.cost.epsilon
-    assert res.noise_sd == pytest.approx(plan.noise_sd) and res.to_dict()['noise_sd'] == pytest.approx(plan.noise_sd)
+    assert res.noise_sd == pytest.approx(plan.noise_sd) and res.to_dict()['settings']['noise_sd'] == pytest.approx(plan.noise_sd)
     d = json.loads(json.dumps(plan.to_dict()))
     assert d['planned'] is True and d['ci_halfwidth'] is None and d['noise_sd'] == pytest.approx(math.sqrt(2) * plan.noise_scale[0][1])
     assert d['prob_correct'] == pytest.approx(float(anm.prob_correct_laplace(0.001, plan.noise_scale[0][1])))
@@ -607,3 +619,96 @@ def test_warnings_point_at_the_caller(fit):
     with pytest.warns(PrivacyLeakWarning) as rec:
         anm.iqr_ptr(np.arange(50.0), 1.0, 1e-3, threshold=-5, rng=np.random.default_rng(0), allow_unsafe=True)
     assert all(w.filename == __file__ for w in rec)
+
+
+# ---------- the shared release interface (issue 10 §1)
+def _minus_inf_fit():
+    "Most x equal: a test-set IQR of 0, so the training-set IQR score of x->y is -inf whenever the residual tests pass."
+    rng = np.random.default_rng(4)
+    x = rng.choice([-0.5, 0.0, 0.5], 4200, p=[0.15, 0.7, 0.15])
+    y = np.round(x + 0.3 * rng.uniform(-1, 1, 4200), 2)
+    return anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), lam=1.0, train_fraction=4000 / 4200, seed=0)
+
+
+def test_shared_interface_round_trip(fit, tmp_path):
+    for k, (score, privacy, delta) in enumerate(COMBOS):
+        rel = anm.private_direction(fit, score, 2.0, delta, privacy, rng=np.random.default_rng(k))
+        assert isinstance(rel, PrivateRelease) and isinstance(rel.privacy, PrivacyRecord)
+        assert set(rel.to_dict()) == set(KEYS)
+        back = load(rel.save(tmp_path / f'{k}.json'))
+        assert back.to_dict() == json.loads(rel.to_json())
+        assert (back.direction, back.privacy, back.estimand) == (rel.direction, rel.privacy, rel.estimand)
+        frame = rel.to_frame()
+        assert frame.index[0] == 'direction' and frame['value'].iloc[0] == rel.direction
+        assert list(frame.index[1:4]) == ['score_x_to_y', 'score_y_to_x', 'refused']
+        with pytest.raises(NoIntervalError):  # a decision has no interval
+            rel.conf_int(0.05)
+        assert rel.to_dict()['ci'] is None and rel.to_dict()['intervals'] == {}
+        assert rel.summary().splitlines()[1].strip() == rel.headline() and repr(rel).startswith('ANMResult(ANM direction')
+        assert '<details>' in rel._repr_html_()
+        # the privacy record holds every public input the calibration relies on
+        pub = dict(rel.privacy.public)
+        assert (pub['n_train'], pub['n_test'], pub['lam'], pub['x_bounds']) == (fit.n_train, fit.n_test, fit.lam, fit.x_bounds)
+        assert rel.privacy.mechanism == rel.plan.mechanism and rel.privacy.caveats == ()
+        assert (rel.privacy.epsilon, rel.privacy.delta) == (rel.plan.cost.epsilon, rel.plan.cost.delta)
+
+
+def test_strict_json_on_every_release_shape(fit):
+    "Released, refused, tied-free and -inf scores, diagnostics: json.dumps(..., allow_nan=False) always works."
+    shapes = set()
+    for score, privacy, delta in COMBOS:
+        for s in range(3):
+            for eps in (2.0, 1e-3):  # a small epsilon: PTR refusals
+                rel = anm.private_direction(fit, score, eps, delta, privacy, rng=np.random.default_rng(s))
+                json.dumps(rel.to_dict(), allow_nan=False)
+                shapes.add(rel.refused)
+        json.dumps(anm.diagnostics(fit, score).to_dict(), allow_nan=False)
+    assert shapes == {True, False}
+    f = _minus_inf_fit()
+    rels = [anm.private_direction(f, 'iqr', 10.0, 1e-3, 'train', rng=np.random.default_rng(s)) for s in range(5)]
+    minus_inf = [r for r in rels if not r.refused]
+    assert minus_inf and all(r.scores[0] == -math.inf and math.isfinite(r.scores[1]) for r in minus_inf)
+    for r in minus_inf:
+        d = json.loads(json.dumps(r.to_dict(), allow_nan=False))
+        assert d['released']['score_x_to_y'] is None and d['released']['refused'] is False  # None with refused False: -inf
+        assert d['direction'] == r.direction == 'x->y'
+        assert r.released()['score_x_to_y'] == -math.inf  # the Python object keeps the value
+    diag = anm.diagnostics(f, 'iqr')
+    assert diag.scores[0] == -math.inf and math.isinf(diag.margin)
+    d = json.loads(json.dumps(diag.to_dict(), allow_nan=False))
+    assert d['scores']['x_to_y'] is None and d['margin'] is None and d['NOT_PRIVATE'] is True
+    json.dumps(anm.diagnostics(f, 'variance').to_dict(), allow_nan=False)
+
+
+def test_anm_direction_diagnostics_come_from_the_same_fit():
+    x, y = cubic(400, 5)
+    for score in ('kendall', 'hsic', 'iqr'):
+        delta = 1e-3 if score == 'iqr' else None
+        rel, diag = anm.anm_direction(x, y, (-1, 1), (-1.3, 1.3), score=score, delta=delta, seed=3,
+                                      rng=np.random.default_rng(0), diagnostics=True)
+        f = anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), seed=3)
+        assert isinstance(diag, anm.ANMDiagnostics) and isinstance(diag, NotPrivate)
+        assert diag.scores == anm.scores_of(f, score) and diag.score == score
+        assert isinstance(rel, anm.ANMResult)
+    # another seed gives another split: the pairing is not a coincidence
+    _, other = anm.anm_direction(x, y, (-1, 1), (-1.3, 1.3), seed=4, rng=np.random.default_rng(0), diagnostics=True)
+    assert other.scores != anm.scores_of(anm.anm_fit(x, y, (-1, 1), (-1.3, 1.3), seed=3), 'kendall')
+    # without diagnostics: the release only; a failure before the charge spends nothing
+    assert isinstance(anm.anm_direction(x, y, (-1, 1), (-1.3, 1.3), seed=3, rng=np.random.default_rng(0)), anm.ANMResult)
+    ledger = PrivacyLedger(10, 0.1)
+    with pytest.raises(ValueError, match='hsic_bandwidths'):
+        anm.anm_direction(x, y, (-1, 1), (-1.3, 1.3), score='hsic', hsic_bandwidths=(0, 1), ledger=ledger, diagnostics=True)
+    assert ledger.entries == ()
+
+
+def test_release_and_plan_dicts_are_strict_json_with_stable_keys(fit):
+    plan = anm.plan_direction(n_train=fit.n_train, n_test=fit.n_test, score='iqr', epsilon=1.0, delta=1e-3, margin=0.5)
+    d = json.loads(json.dumps(plan.to_dict(), allow_nan=False))
+    assert d['planned'] is True and {'noise_sd', 'ci_halfwidth', 'prob_correct'} <= set(d)
+    rel = anm.release_direction(fit, plan, rng=np.random.default_rng(0))
+    d = rel.to_dict()
+    assert set(d['settings']) == {'score', 'privacy_set', 'mechanism', 'sensitivity_A_j', 'noise_scale', 'noise_sd',
+                                  'ptr_test_scale'}
+    assert set(d['released']) == {'score_x_to_y', 'score_y_to_x', 'refused'} | {
+        f'noisy_distance_{v}_B{j}' for v in ('x', 'y', 'r_Y', 'r_X') for j in (1, 2)}
+    assert d['settings']['noise_sd'] == pytest.approx(plan.noise_sd)
