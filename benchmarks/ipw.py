@@ -107,8 +107,8 @@ def bench_lalonde():
     for _ in range(1000):
         est = np.r_[rng.choice(T, 100, replace=False), rng.choice(C, 100, replace=False)]
         fit = np.r_[rng.choice(np.setdiff1d(T, est), 250), rng.choice(np.setdiff1d(C, est), 250)]
-        replicate_pp_ipw(X[fit], t[fit], X[est], t[est], y[est], (0.2, 0.4, 0.6, 0.8, 0.99), 4e-6, rng,
-                         outcome_bound=60_000.0, bounds=(0.1, 0.9))
+        replicate_pp_ipw(X[fit], t[fit], X[est], t[est], y[est], (0.2, 0.4, 0.6, 0.8, 0.99), 4e-6, rng, lam=0.1,
+                         calibration='classical', outcome_bound=60_000.0, bounds=(0.1, 0.9))
     print(f'{time.perf_counter() - t0:.2f} s for 1000 replications x 5 epsilons  (target < 60 s)')
 
 
@@ -140,12 +140,13 @@ def bench_utility(python, trials=200, N=2000, d=10, tau=1.0):
         t = rng.binomial(1, expit(X @ np.linspace(1.5, -1.5, d)))
         Xs.append(X); ts.append(t); ys.append(np.clip(X @ b + tau * t + 0.5 * rng.normal(size=N), -C_y, C_y))
     Xs, ts, ys = np.array(Xs), np.array(ts), np.array(ys)
+    paper = dict(estimator='ht', intercept=False, lam=lam, calibration='classical')  # the paper's Algorithm 1, as dpate
     ours = np.array([[pp_ipw(X=Xs[k], outcome=ys[k], treatment=ts[k], epsilon=e, delta=delta, outcome_bound=C_y,
-                             covariate_bound=1.0, clip=omega, calibration='classical', rng=np.random.default_rng(1000 * k + j)).estimate
+                             covariate_bound=1.0, clip=omega, rng=np.random.default_rng(1000 * k + j), **paper).estimate
                       for j, e in enumerate(eps_grid)] for k in range(trials)])
-    ours_analytic = np.array([[pp_ipw(X=Xs[k], outcome=ys[k], treatment=ts[k], epsilon=e, delta=delta, outcome_bound=C_y,
-                                      covariate_bound=1.0, clip=omega, rng=np.random.default_rng(1000 * k + j)).estimate
-                               for j, e in enumerate(eps_grid)] for k in range(trials)])
+    ours_default = np.array([[pp_ipw(X=Xs[k], outcome=ys[k], treatment=ts[k], epsilon=e, delta=delta, outcome_bound=C_y,
+                                     covariate_bound=1.0, clip=omega, rng=np.random.default_rng(1000 * k + j)).estimate
+                              for j, e in enumerate(eps_grid)] for k in range(trials)])
     theirs = None
     if python and Path(python).exists():
         with tempfile.TemporaryDirectory() as tmp:
@@ -157,14 +158,15 @@ def bench_utility(python, trials=200, N=2000, d=10, tau=1.0):
             else: print('dpate run failed:', res.stderr[-500:])
     else:
         print(f'dpate skipped: no Python >= 3.12 venv with dpate at {python}')
-    print(f"{'epsilon':>8} | {'ours classical':>26} | {'ours analytic':>26} | {'dpate dp_ipw_split':>26}")
+    print(f"{'epsilon':>8} | {'ours, paper settings':>26} | {'ours, defaults (Hajek)':>26} | {'dpate dp_ipw_split':>26}")
     print(f"{'':>8} | {'flip rate':>12} {'RMSE':>12} | {'flip rate':>12} {'RMSE':>12} | {'flip rate':>12} {'RMSE':>12}")
     for j, e in enumerate(eps_grid):
-        cols = [ours[:, j], ours_analytic[:, j]] + ([theirs[:, j]] if theirs is not None else [])
+        cols = [ours[:, j], ours_default[:, j]] + ([theirs[:, j]] if theirs is not None else [])
         cells = ' | '.join(f'{np.mean(np.sign(c) != np.sign(tau)):12.3f} {np.sqrt(np.mean((c - tau) ** 2)):12.3f}' for c in cols)
         print(f'{e:8.2f} | {cells}')
-    print('Notes: same data, same epsilon/delta, same clipping omega, outcome bound and 50/50 split, lambda=0.1 '
-          '(dpate: C = 1/(m lambda), no intercept). dpate calibrates its weight noise to 2/(m C), which with '
+    print('Notes: same data, same epsilon/delta, same clipping omega, outcome bound and 50/50 split; paper settings: '
+          'Horvitz-Thompson, no intercept, lambda=0.1, classical calibration (dpate: C = 1/(m lambda), no intercept); '
+          'defaults: Hajek with an interval, an intercept, lambda from m, d and epsilon, analytic calibration. dpate calibrates its weight noise to 2/(m C), which with '
           "scikit-learn's C = 1/(m lambda) is 2 lambda = 0.2, not the exact-ERM sensitivity 2/(m lambda) = 0.02 (here 10x "
           'more noise than needed; for other C it can be less than needed), does not check that rows lie in the unit ball, '
           'uses the classical Gaussian formula at any epsilon, and draws unseeded numpy noise. Sign flips are against the true ATE.')

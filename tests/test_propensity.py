@@ -1,4 +1,5 @@
-"""Checks of privcausal.propensity beyond the notebook: exactness, sensitivity, calibration, validation order.
+"""Checks of privcausal.propensity beyond the notebook: certified solutions, sensitivity, calibration, validation order,
+degenerate data released like any other.
 
 All noise here is seeded research noise except `test_secure_default`, which only checks labels (no false failures).
 """
@@ -6,6 +7,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 from scipy.special import expit
@@ -13,8 +15,10 @@ from sklearn.linear_model import LogisticRegression
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import NoiseSource, gaussian_delta
-from privcausal.propensity import (ERMFit, PrivatePropensityModel, check_unit_ball, erm_sensitivity, fit_logistic_erm,
-                                   gaussian_sigma, private_propensity, privatise_weights)
+from privcausal.propensity import (INTERCEPT_CONSTANT, LAM_RANGE, ROW_NORM, ERMFit, PrivatePropensityModel, accelerated_steps,
+                                   augment_constant, check_calibration, check_lam, check_unit_ball, default_lam,
+                                   erm_sensitivity, fit_logistic_erm, gaussian_sigma, private_propensity,
+                                   privatise_weights, project_to_unit_ball)
 
 
 class Untouchable(NoiseSource):
@@ -32,12 +36,14 @@ def ball_data(m, d, seed, scale=1.0):
     return X, t
 
 
+# --- the certified solver ----------------------------------------------------------------------------------------
+
 @pytest.mark.parametrize('m,d,lam', [(50, 2, 1.0), (300, 10, 0.1), (1000, 25, 0.01), (200, 50, 0.001)])
 def test_agrees_with_sklearn(m, d, lam):
     X, t = ball_data(m, d, seed=m + d)
     fit = fit_logistic_erm(X, t, lam)
     sk = LogisticRegression(C=1 / (m * lam), fit_intercept=False, tol=1e-14, max_iter=100_000).fit(X, t)
-    assert fit.grad_norm <= 1e-10
+    assert fit.certified and fit.grad_norm <= 1e-10
     np.testing.assert_allclose(fit.weights, sk.coef_[0], atol=1e-6, rtol=0)
     # optimality: lam w = mean((t - p) x), hence ||w|| <= 1/lam
     p = expit(X @ fit.weights)
@@ -45,29 +51,50 @@ def test_agrees_with_sklearn(m, d, lam):
     assert np.linalg.norm(fit.weights) <= 1 / lam
 
 
-def test_separable_data_still_exact():
-    # perfectly separable: without regularisation the minimiser would not exist; with lam > 0 it does
-    X = np.array([[1.0, 0], [0.9, 0.1], [-1.0, 0], [-0.8, -0.2]])
-    fit = fit_logistic_erm(X, [1, 1, 0, 0], lam=1e-3)
-    assert fit.grad_norm <= 1e-10
+@pytest.mark.parametrize('kind', ['separable', 'one class (treated)', 'one class (control)', 'one row', 'constant rows',
+                                  'rows on the sphere'])
+@pytest.mark.parametrize('max_iter', [0, 1, 50])
+def test_fit_always_certified(kind, max_iter):
+    "Every input in the domain ends at ||grad J|| <= tol within the precomputed step count; nothing raises."
+    X, t = ball_data(60, 3, 1)
+    if kind == 'separable': t = (X[:, 0] > 0).astype(int)
+    elif kind == 'one class (treated)': t = np.ones(60, int)
+    elif kind == 'one class (control)': t = np.zeros(60, int)
+    elif kind == 'one row': X, t = X[:1], t[:1]
+    elif kind == 'constant rows': X = np.tile(X[:1], (60, 1))
+    else: X = X / np.linalg.norm(X, axis=1, keepdims=True)
+    for lam in (1e-4, 1e-2, 1.0):
+        fit = fit_logistic_erm(X, t, lam, max_iter=max_iter)
+        assert fit.certified, (kind, lam, fit)
+        bound = accelerated_steps(lam, lam + 0.25, 1 + math.sqrt(2 * lam * math.log(2)), fit.tol)
+        assert fit.fallback_steps <= bound
+        if max_iter == 0: assert fit.n_iter == 0
 
 
-@pytest.mark.parametrize('seed', range(5))
-def test_erm_sensitivity_adversarial_neighbours(seed):
-    "||w(D) - w(D')|| <= 2/(m lam) when one record is replaced adversarially (unit-norm row, flipped label)."
+def test_newton_steps_limit_never_raises():
+    X, t = ball_data(100, 3, 8)
+    fit = fit_logistic_erm(X, t, 0.1, max_iter=1)  # used to raise RuntimeError
+    assert fit.certified and fit.fallback_steps > 0
+    np.testing.assert_allclose(fit.weights, fit_logistic_erm(X, t, 0.1).weights, atol=2e-10 / 0.1)
+
+
+@pytest.mark.parametrize('seed', range(4))
+@pytest.mark.parametrize('tol,max_iter', [(1e-10, 50), (1e-3, 50), (1e-3, 0)])
+def test_erm_sensitivity_adversarial_neighbours(seed, tol, max_iter):
+    "||w(D) - w(D')|| <= 2/(m lam) + 2 tol/lam when one record is replaced adversarially (unit-norm row, flipped label)."
     m, d, lam = 60, 4, 0.05
     X, t = ball_data(m, d, seed)
-    w = fit_logistic_erm(X, t, lam).weights
+    w = fit_logistic_erm(X, t, lam, tol, max_iter).weights
     worst = 0.0
     rng = np.random.default_rng(100 + seed)
-    for k in range(m):
+    for k in range(0, m, 3):
         for x_new in (-X[k] / max(np.linalg.norm(X[k]), 1e-12), rng.normal(size=d)):
             x_new = x_new / np.linalg.norm(x_new)
             for t_new in (0, 1):
                 X2, t2 = X.copy(), t.copy()
                 X2[k], t2[k] = x_new, t_new
-                worst = max(worst, np.linalg.norm(fit_logistic_erm(X2, t2, lam).weights - w))
-    assert worst <= erm_sensitivity(m, lam)
+                worst = max(worst, np.linalg.norm(fit_logistic_erm(X2, t2, lam, tol, max_iter).weights - w))
+    assert worst <= erm_sensitivity(m, lam, tol)
     assert worst > 0.2 * erm_sensitivity(m, lam)  # the search is adversarial enough to come near the bound
 
 
@@ -78,10 +105,47 @@ def test_sensitivity_fails_for_rows_outside_ball():
     w = fit_logistic_erm(X, t, lam).weights
     X2, t2 = X.copy(), t.copy()
     X2[0], t2[0] = np.array([50.0, 0]), 1 - t[0]
-    change = np.linalg.norm(fit_logistic_erm(X2, t2, lam).weights - w)
-    assert change > erm_sensitivity(m, lam)
+    assert np.linalg.norm(fit_logistic_erm(X2, t2, lam).weights - w) > erm_sensitivity(m, lam)
     with pytest.raises(ValueError, match='rows have L2 norm > 1'):
         private_propensity(X2, t2, 0.5, 1e-6)
+
+
+# --- intercept, lambda, calibration --------------------------------------------------------------------------------
+
+def test_intercept_stays_in_ball_and_is_never_refused():
+    X, _ = ball_data(500, 4, 2)
+    X[0] /= np.linalg.norm(X[0])  # a row on the sphere
+    for c in (0.1, INTERCEPT_CONSTANT, 0.99):
+        Z = augment_constant(X, c)
+        assert np.all(np.linalg.norm(Z, axis=1) <= 1 + 1e-12)
+        np.testing.assert_allclose(Z[:, -1], c)
+        np.testing.assert_allclose(Z[:, :-1], X * math.sqrt(1 - c * c))
+    assert augment_constant(X, None) is X
+    with pytest.raises(ValueError, match='constant'):
+        augment_constant(X, 1.0)
+
+
+def test_intercept_recovers_imbalance():
+    "With 20% treated and covariates near 0, the intercept model's mean propensity matches the share; no intercept: 1/2."
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(20_000, 3)) * 0.05
+    t = rng.binomial(1, 0.2, size=20_000)
+    for c, target in ((INTERCEPT_CONSTANT, 0.2), (None, 0.5)):
+        fit = fit_logistic_erm(augment_constant(X, c), t, 1e-4)
+        assert abs(expit(augment_constant(X, c) @ fit.weights).mean() - target) < 0.02
+
+
+def test_default_lam_is_the_proxy_minimiser_and_public():
+    for m, d, eps, c in ((300, 5, 0.5, INTERCEPT_CONSTANT), (5000, 10, 1.0, None), (10**5, 50, 5.0, INTERCEPT_CONSTANT)):
+        lam = default_lam(m, d, eps, 1e-6, constant=c)
+        k = gaussian_sigma(1.0, eps, 1e-6)
+        grid = np.geomspace(*LAM_RANGE, 20001)
+        sr = ROW_NORM * (1.0 if c is None else math.sqrt(1 - c * c))
+        kappa = sr * sr / (4 * d)
+        mse = (grid / (kappa + grid)) ** 2 + (2 * k * sr / (m * grid)) ** 2
+        assert abs(math.log(lam / grid[np.argmin(mse)])) < 0.01
+    assert default_lam(10**12, 5, 1e8, 1e-6) == LAM_RANGE[0]
+    assert default_lam(10, 5, 1e-3, 1e-6) <= LAM_RANGE[1]
 
 
 def test_classical_calibration_formula_and_privacy_profile():
@@ -95,13 +159,35 @@ def test_classical_calibration_formula_and_privacy_profile():
         assert gaussian_delta(sa * 0.99, S, eps) > delta  # analytic is tight
 
 
+def test_sensitivity_includes_the_tolerance():
+    assert erm_sensitivity(100, 0.1, 0.0) == pytest.approx(0.2)
+    assert erm_sensitivity(100, 0.1, 1e-3) == pytest.approx(0.2 + 0.02)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match='m'):
+            erm_sensitivity(bad, 0.1)
+    with pytest.raises(ValueError, match='tol'):
+        erm_sensitivity(10, 0.1, -1e-3)
+
+
 def test_noise_distribution_research_mode():
     X, t = ball_data(200, 3, 1)
     fit = fit_logistic_erm(X, t, 0.1)
-    sd = gaussian_sigma(erm_sensitivity(200, 0.1), 0.3, 1e-6)
+    sd = gaussian_sigma(erm_sensitivity(200, 0.1, fit.tol), 0.3, 1e-6)
     z = np.concatenate([privatise_weights(fit, 0.3, 1e-6, rng=np.random.default_rng(s)).weights - fit.weights
                         for s in range(3000)])
     assert stats.kstest(z / sd, 'norm').pvalue > 1e-4  # seeded: deterministic
+
+
+def test_privatise_calibrates_to_the_fits_public_tolerance():
+    "An ERMFit carries its public tolerance; the noise is calibrated to it, never to the measured gradient norm."
+    X, t = ball_data(100, 3, 8)
+    fit = fit_logistic_erm(X, t, 0.1)
+    rough = ERMFit(fit.weights, fit.objective, 5e-4, 1, fit.m, fit.lam, tol=1e-3)
+    model = privatise_weights(rough, 0.5, 1e-6, rng=np.random.default_rng(0))
+    assert model.sensitivity == pytest.approx(erm_sensitivity(100, 0.1, 1e-3))
+    model2 = privatise_weights(ERMFit(fit.weights, fit.objective, 9e-4, 1, fit.m, fit.lam, tol=1e-3), 0.5, 1e-6,
+                               rng=np.random.default_rng(0))
+    assert model2.noise_sd == model.noise_sd  # the measured grad_norm changed nothing
 
 
 def test_secure_default():
@@ -110,11 +196,14 @@ def test_secure_default():
     assert model.noise == 'opendp' and model.is_secure
 
 
+# --- validation before any noise or charge -----------------------------------------------------------------------
+
 @pytest.mark.parametrize('kwargs,msg', [
     (dict(epsilon=0), 'epsilon'), (dict(epsilon=-1), 'epsilon'), (dict(epsilon=float('nan')), 'epsilon'),
     (dict(delta=0), 'delta'), (dict(delta=1), 'delta'), (dict(lam=0), 'lam'), (dict(lam=-0.1), 'lam'),
     (dict(epsilon=1.0, calibration='classical'), 'epsilon must be < 1'), (dict(calibration='exact'), 'calibration'),
-    (dict(constant=0.99), 'constant'), (dict(constant=1.5), 'constant')])
+    (dict(constant=1.0), 'constant'), (dict(constant=1.5), 'constant'), (dict(tol=0), 'tol'),
+    (dict(epsilon=1e-320, calibration='classical'), 'epsilon'), (dict(epsilon=1e308, calibration='classical'), 'epsilon')])
 def test_bad_input_before_noise_and_budget(kwargs, msg):
     X, t = ball_data(100, 3, 4)
     ledger = PrivacyLedger(10, 0.1)
@@ -122,6 +211,14 @@ def test_bad_input_before_noise_and_budget(kwargs, msg):
     with pytest.raises(ValueError, match=msg):
         private_propensity(X, t, **args)
     assert ledger.entries == ()
+
+
+def test_absurd_epsilon_analytic_is_an_ordinary_release():
+    "The analytic calibration stays usable at both ends: a release, not an error (and nothing after the charge fails)."
+    X, t = ball_data(50, 2, 4)
+    for eps in (1e-320, 1e308):
+        m = private_propensity(X, t, eps, 1e-6, rng=np.random.default_rng(0))
+        assert np.all(np.isfinite(m.weights)) and m.noise_sd > 0
 
 
 def test_bad_data():
@@ -135,7 +232,9 @@ def test_bad_data():
         private_propensity(X, t[:-1], .5, 1e-6, rng=Untouchable())
     with pytest.raises(ValueError, match='L2 norm > 1'):
         private_propensity(X * 3, t, .5, 1e-6, rng=Untouchable())
-    with pytest.warns(UserWarning, match='clipped'):
+    with pytest.raises(TypeError, match='numeric'):
+        private_propensity(X + 1j, t, .5, 1e-6, rng=Untouchable())
+    with pytest.warns(UserWarning, match='projected onto the unit sphere'):
         m = private_propensity(X * 3, t, .5, 1e-6, clip_rows=True, rng=np.random.default_rng(0))
     assert m.m == 100
 
@@ -149,48 +248,55 @@ def test_ledger_overspend_refused_before_noise():
     assert ledger.spent == (0.4, 1e-6)
 
 
+@pytest.mark.parametrize('t_kind', ['all treated', 'all control', 'one treated', 'two treated'])
+def test_degenerate_arms_are_ordinary_releases(t_kind):
+    "An empty (or tiny) arm changes neither whether a release happens nor its noise: same calibration as any data."
+    X, t = ball_data(100, 3, 7)
+    tt = {'all treated': np.ones(100, int), 'all control': np.zeros(100, int),
+          'one treated': (np.arange(100) == 0).astype(int), 'two treated': (np.arange(100) < 2).astype(int)}[t_kind]
+    ledger = PrivacyLedger(10, 0.1)
+    ref = private_propensity(X, t, .5, 1e-6, rng=np.random.default_rng(1))
+    m = private_propensity(X, tt, .5, 1e-6, rng=np.random.default_rng(1), ledger=ledger)
+    assert len(ledger.entries) == 1 and m.noise_sd == ref.noise_sd and m.lam == ref.lam
+    assert np.all(np.isfinite(m.weights))
+
+
 def test_save_load_predict(tmp_path):
     X, t = ball_data(100, 3, 7)
     m = private_propensity(X, t, 0.5, 1e-6, rng=np.random.default_rng(0), covariates=('a', 'b', 'c'))
     m.save(tmp_path / 'm.json')
     back = PrivatePropensityModel.load(tmp_path / 'm.json')
     np.testing.assert_array_equal(back.predict_proba(X), m.predict_proba(X))
+    np.testing.assert_allclose(m.predict_proba(X), expit(augment_constant(X) @ m.weights))
     assert back.covariates == ('a', 'b', 'c') and back.epsilon == 0.5 and back.m == 100
     (tmp_path / 'x.json').write_text('{"a": 1}')
     with pytest.raises(ValueError, match='not a saved'):
         PrivatePropensityModel.load(tmp_path / 'x.json')
 
 
-def test_privatise_refuses_inexact_fit():
-    X, t = ball_data(100, 3, 8)
-    fit = fit_logistic_erm(X, t, 0.1)
-    rough = ERMFit(fit.weights, fit.objective, 1e-3, 1, fit.m, fit.lam)
-    with pytest.raises(ValueError, match='exact minimiser'):
-        privatise_weights(rough, 0.5, 1e-6, rng=Untouchable())
-
-
-def test_check_unit_ball_counts():
+def test_messages_carry_no_counts():
     X = np.array([[3.0, 4.0], [0.1, 0.1], [0, 2.0]])
+    with pytest.raises(ValueError) as e:
+        check_unit_ball(X)
+    assert '2' not in str(e.value).replace('L2', '')
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter('always')
         Z = check_unit_ball(X, clip=True)
-    assert '2 of 3 rows' in str(w[0].message)
+        check_unit_ball(X[1:2], clip=True)  # nothing to move: announced all the same
+    assert len(w) == 2 and str(w[0].message) == str(w[1].message)
     np.testing.assert_allclose(np.linalg.norm(Z, axis=1), [1, math.hypot(.1, .1), 1])
+    assert project_to_unit_ball(X)[1] == 2  # the count, for the NOT PRIVATE diagnostics
 
 
-@pytest.mark.parametrize('arm', [0, 1])
-def test_empty_arm_refused_before_charging(arm):
-    # review finding: one arm empty used to charge the ledger and release a model
-    X, _ = ball_data(100, 3, 7)
-    ledger = PrivacyLedger(10, 0.1)
-    with pytest.raises(ValueError, match='treatment has an empty arm'):
-        private_propensity(X, np.full(100, arm), .5, 1e-6, rng=Untouchable(), ledger=ledger)
-    assert ledger.entries == ()
+def test_public_checks():
+    assert check_lam(0.5) == 0.5 and check_calibration('classical', 0.5) == 'classical'
+    with pytest.raises(ValueError, match='lam'):
+        check_lam(float('inf'))
+    with pytest.raises(ValueError, match='epsilon_fit must be < 1'):
+        check_calibration('classical', 1.0, 'epsilon_fit')
 
 
 def test_string_covariates_refused():
-    # review finding: numeric strings in X were silently parsed by float()
-    import pandas as pd
     X, t = ball_data(20, 2, 8)
     ledger = PrivacyLedger(10, 0.1)
     with pytest.raises(TypeError, match='X must be numeric'):
@@ -201,6 +307,5 @@ def test_string_covariates_refused():
     with pytest.raises(TypeError, match='covariates must be numeric'):
         check_unit_ball(np.array([[0.1, '0.2']], dtype=object), name='covariates')
     assert ledger.entries == ()
-    # numbers (ints, bools, object arrays of numbers, numeric frames) still pass
     check_unit_ball(np.array([[0, 1], [1, 0]])); check_unit_ball(np.array([[True, False]]))
     check_unit_ball(np.array([[0.1, 0.2]], dtype=object)); check_unit_ball(pd.DataFrame(X, columns=['a', 'b']))
