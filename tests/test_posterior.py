@@ -91,3 +91,56 @@ def test_validation():
 def test_posterior_does_not_import_wate():
     code = 'import sys, privcausal.posterior; assert "privcausal.wate" not in sys.modules'
     subprocess.run([sys.executable, '-c', code], check=True)
+
+
+@pytest.mark.parametrize('o', [np.inf, -np.inf, 1.8e308, -1.8e308, 0.3])
+@pytest.mark.parametrize('b', [2.3e-308, 1e-6, 0.04, 1e300])
+def test_exact_sampler_never_fails_and_stays_in_support(o, b):
+    # issue 8: sampling runs after the budget is spent, so any released value and any allowed scale must work
+    d = sample_truncated_laplace(o, b, -1.0, 1.0, 500, np.random.default_rng(0))
+    assert np.isfinite(d).all() and (d >= -1).all() and (d <= 1).all()
+
+
+def test_exact_sampler_extremes_have_the_right_law():
+    # beyond the support the posterior is that of the nearest end (exactly): identical draws for the same seed
+    far = sample_truncated_laplace(1.8e308, 0.04, -1, 1, 2000, np.random.default_rng(1))
+    assert np.array_equal(far, sample_truncated_laplace(1.0, 0.04, -1, 1, 2000, np.random.default_rng(1)))
+    # a huge scale: the uniform prior; a tiny one: a point mass at the clamped centre
+    assert stats.kstest(sample_truncated_laplace(0.2, 1e300, -1, 1, 20_000, np.random.default_rng(2)),
+                        stats.uniform(-1, 2).cdf).pvalue > 1e-4
+    assert np.all(sample_truncated_laplace(0.2, 1e-300, -1, 1, 100, np.random.default_rng(3)) == 0.2)
+    # a scale 1e16 times the width: an inverse CDF written with F(x) = 1 - exp(-(x - o)/b)/2 rounds to a grid of
+    # b * 2.2e-16 = 2.2e-3, wider than the support, and puts every draw on an end; this sampler stays uniform
+    d = sample_truncated_laplace(0.0, 1e13, 0.0, 1e-3, 20_000, np.random.default_rng(4))
+    assert stats.kstest(d, stats.uniform(0, 1e-3).cdf).pvalue > 1e-4
+
+
+@pytest.mark.parametrize('sampler', ['exact', 'emcee'])
+@pytest.mark.parametrize('obs', [(1.8e308, -1.8e308, 2.3e-308, 2.3e-308, 1e-3), (-1.8e308, 1.8e308, 1e300, 1e300, 1e-3),
+                                 (0.3, 5e-4, 0.04, 1e-12, 1e-3), (np.inf, -np.inf, 0.04, 0.004, 1e-3)])
+def test_sample_posterior_never_fails(sampler, obs):
+    s = NoisyStatistics(*obs)
+    p = sample_posterior(s, 300, sampler, np.random.default_rng(5), burn=100)
+    assert np.isfinite([p.estimate, *p.ci]).all()
+    assert ((p.tau_bar >= -1) & (p.tau_bar <= 1) & (p.variance_bar >= 0) & (p.variance_bar <= 1e-3)).all()
+    assert p.sampler == 'exact' or p.fallback is None  # emcee either works or says it was replaced
+
+
+def test_emcee_fallback_is_recorded(monkeypatch):
+    import privcausal.posterior as post
+    def broken(*a, **k): raise RuntimeError('injected')
+    monkeypatch.setattr(post, '_run_emcee', broken)
+    p = sample_posterior(NoisyStatistics(0.2, 5e-4, 0.04, 4e-4, 1e-3), 500, 'emcee', np.random.default_rng(6))
+    assert p.sampler == 'exact' and 'injected' in p.fallback and 'replaced' in repr(p)
+
+
+def test_conf_int_and_draws_bound():
+    p = sample_posterior(NoisyStatistics(0.2, 5e-4, 0.04, 4e-4, 1e-3), 4000, 'exact', np.random.default_rng(7))
+    assert p.conf_int() == p.ci
+    lo, hi = p.conf_int(0.5)
+    assert p.ci[0] < lo < p.estimate < hi < p.ci[1]
+    with pytest.raises(ValueError, match='alpha'): p.conf_int(1.5)
+    with pytest.raises(ValueError, match=r'draws must be an integer in \[100, 1000000\]'):
+        sample_posterior(NoisyStatistics(0.2, 5e-4, 0.04, 4e-4, 1e-3), 10**11)
+    with pytest.raises(TypeError, match='rng'):
+        sample_posterior(NoisyStatistics(0.2, 5e-4, 0.04, 4e-4, 1e-3), 100, rng=3)
