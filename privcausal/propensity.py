@@ -27,7 +27,7 @@ __all__ = ['INTERCEPT_CONSTANT', 'CALIBRATIONS', 'LAM_RANGE', 'ROW_NORM', 'as_fl
            'accelerated_steps', 'fit_logistic_erm', 'erm_sensitivity', 'check_calibration', 'gaussian_sigma',
            'lam_tradeoff', 'default_lam', 'PrivatePropensityModel', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #25260e23
+# %% ../nbs/03_propensity.ipynb #7ccd3ed1
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
@@ -48,7 +48,9 @@ def _check_numeric_dtype(X, name):
                         'Convert or dummy-code it first; privcausal does not parse strings or drop imaginary parts.')
 
 
-def as_float_matrix(X, name: str = 'X') -> np.ndarray:
+def as_float_matrix(X,  # a 2-d array or DataFrame of numbers
+                    name: str = 'X',  # the argument's name, for error messages
+                   ) -> np.ndarray:
     "`X` as a 2-d float64 array without copying when it already is one; non-numeric dtypes (strings, complex) raise `TypeError` and NaN/inf raise (via `check_finite`), naming `name`."
     _check_numeric_dtype(X, name)
     try: arr = X.to_numpy(dtype=float) if isinstance(X, pd.DataFrame) else np.asarray(X, dtype=float)
@@ -62,7 +64,8 @@ def as_float_matrix(X, name: str = 'X') -> np.ndarray:
     return arr
 
 
-def row_norms(X: np.ndarray) -> np.ndarray:
+def row_norms(X: np.ndarray,  # an n x d float array
+             ) -> np.ndarray:  # length n
     "L2 norm of each row (einsum: no n x d temporary)."
     return np.sqrt(np.einsum('ij,ij->i', X, X))
 
@@ -120,7 +123,7 @@ def augment_constant(X: np.ndarray,  # n x d rows in the unit ball
     out[:, -1] = c
     return out
 
-# %% ../nbs/03_propensity.ipynb #86af9ba1
+# %% ../nbs/03_propensity.ipynb #28cc9e63
 @dataclasses.dataclass(frozen=True, eq=False)
 class ERMFit:
     "A certified solution of the regularised logistic ERM: NOT PRIVATE (it is the quantity the noise protects)."
@@ -161,7 +164,11 @@ def check_tol(tol,  # $\tau$, the gradient tolerance the solver certifies
     return float(tol)
 
 
-def erm_objective(w, X, t, lam):
+def erm_objective(w,  # weights $\mathbf w$, length d
+                  X,  # n x d rows
+                  t,  # 0/1 labels (treatments)
+                  lam,  # $\lambda$
+                 ) -> float:
     "$J(\\mathbf w)$: mean log-loss of the logistic model plus $(\\lambda/2)\\|\\mathbf w\\|^2$."
     s = X @ w
     return float(-np.mean(t * log_expit(s) + (1 - t) * log_expit(-s)) + 0.5 * lam * w @ w)

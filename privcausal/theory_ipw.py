@@ -18,7 +18,7 @@ __all__ = ['IMBALANCED', 'paper_sigma', 'bias_alpha', 'bias_g', 'bias_g_privacy'
            'sign_flip_bound', 'fully_private_sign_flip_bound', 'corollary7_paper_bound', 'markov_error_bound',
            'replicate_pp_ipw', 'imbalanced_design', 'paper_design']
 
-# %% ../nbs/08_proofs_ipw.ipynb #33010be2
+# %% ../nbs/08_proofs_ipw.ipynb #3410d9d0
 def paper_sigma(epsilon: float,  # $\varepsilon$
                 m: int,  # $m$
                 lam: float,  # $\lambda$
@@ -28,7 +28,12 @@ def paper_sigma(epsilon: float,  # $\varepsilon$
     return 2 * math.sqrt(2 * math.log(1.25 / delta)) / (epsilon * m * lam)
 
 
-def bias_alpha(X, treatment, outcome, w_hat, estimand: str = 'ATE') -> np.ndarray:
+def bias_alpha(X,  # n x d covariates of the estimation part
+               treatment,  # 0/1
+               outcome,  # outcomes
+               w_hat,  # $\hat{\mathbf w}$, the non-private weights
+               estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
+              ) -> np.ndarray:  # $\alpha_i$, length n
     "$\\alpha_i$ of Lemma 3 (ATE) or App. F ($\\alpha_{i,\\rm ATT} = -1_{t_i=0}y_ie^{\\hat w^\\top x_i}$, $\\alpha_{i,\\rm ATC} = 1_{t_i=1}y_ie^{-\\hat w^\\top x_i}$)."
     s = np.asarray(X, float) @ np.asarray(w_hat, float)
     t, y = np.asarray(treatment).astype(bool), np.asarray(outcome, float)
@@ -54,17 +59,32 @@ def bias_g(X,  # n x d covariates of the estimation part
     return float(np.mean(bias_alpha(X, treatment, outcome, w_hat, estimand) * np.expm1(c)))
 
 
-def bias_g_privacy(X, treatment, outcome, w_hat,
-                   epsilon: float, m: int, lam: float, delta: float,  # the paper's $g(\varepsilon, m, n, \lambda, \delta)$ arguments
-                   estimand: str = 'ATE', paper_sign: bool = False) -> float:
+def bias_g_privacy(X,  # n x d covariates of the estimation part
+                   treatment,  # 0/1
+                   outcome,  # outcomes
+                   w_hat,  # $\hat{\mathbf w}$, the non-private weights
+                   epsilon: float,  # $\varepsilon$ of the propensity stage
+                   m: int,  # rows of the fitting part
+                   lam: float,  # $\lambda$
+                   delta: float,  # $\delta$ of the propensity stage
+                   estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
+                   paper_sign: bool = False,  # True: the paper's sign in the exponent (erratum; see `bias_g`)
+                  ) -> float:
     "$g(\\varepsilon,m,n,\\lambda,\\delta)$: `bias_g` at the paper's $\\sigma_m$."
     return bias_g(X, treatment, outcome, w_hat, paper_sigma(epsilon, m, lam, delta), estimand, paper_sign)
 
-# %% ../nbs/08_proofs_ipw.ipynb #edf40bbf
-def partially_private_estimates(X, treatment, outcome, w_hat,
+# %% ../nbs/08_proofs_ipw.ipynb #444d1f3c
+def partially_private_estimates(X,  # n x d covariates of the estimation part
+                                treatment,  # 0/1
+                                outcome,  # outcomes
+                                w_hat,  # $\hat{\mathbf w}$, the non-private weights
                                 Z,  # K x d noise vectors $\mathbf z^{(k)}$
-                                estimand: str = 'ATE', bounds: tuple | None = None, bounding: str = 'clip',
-                                normalisation: str = 'n', chunk: int = 4096) -> np.ndarray:  # $\hat\tau_n(\mathbf z^{(k)})$, length K
+                                estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
+                                bounds: tuple | None = None,  # propensity bounds $(\omega_1,\omega_2)$, or None (unbounded)
+                                bounding: str = 'clip',  # 'clip' or 'trim'
+                                normalisation: str = 'n',  # 'n' (the paper) or 'arm'
+                                chunk: int = 4096,  # noise vectors per block (bounds memory)
+                               ) -> np.ndarray:  # $\hat\tau_n(\mathbf z^{(k)})$, length K
     "$\\hat\\tau_n$ computed with the weights $\\hat{\\mathbf w}+\\mathbf z^{(k)}$ for each row of `Z`."
     X, y, t = np.asarray(X, float), np.asarray(outcome, float), np.asarray(treatment)
     W = np.asarray(w_hat, float) + np.atleast_2d(Z)
@@ -75,8 +95,11 @@ def partially_private_estimates(X, treatment, outcome, w_hat,
         out[a:a + chunk] = ipw_unit_weights(p, t, estimand, bounds, bounding) @ y / denom
     return out
 
-# %% ../nbs/08_proofs_ipw.ipynb #6bb33659
-def lemma6_eta(X, treatment, outcome, w_hat,
+# %% ../nbs/08_proofs_ipw.ipynb #72f4cff1
+def lemma6_eta(X,  # n x d covariates of the estimation part
+               treatment,  # 0/1
+               outcome,  # outcomes
+               w_hat,  # $\hat{\mathbf w}$, the non-private weights
                sigma: float,  # weight-noise sd
                gamma: float,  # failure probability $\gamma$
                version: str = 'corrected',  # 'corrected' or 'paper'
@@ -124,9 +147,12 @@ def markov_error_bound(mean_abs_deviation: float,  # $\mathbb E|\hat\tau_n - \ha
     "Corrected Corollary 7 (Markov): $P(|\\hat\\tau_n-\\hat\\tau|\\ge\\Delta) \\le \\mathbb E|\\hat\\tau_n-\\hat\\tau|/\\Delta$."
     return mean_abs_deviation / Delta
 
-# %% ../nbs/08_proofs_ipw.ipynb #4e97c3c8
-def replicate_pp_ipw(X_fit, t_fit,  # the fitting part $\mathcal D_m$
-                     X_est, t_est, y_est,  # the estimation part $\mathcal D_n$
+# %% ../nbs/08_proofs_ipw.ipynb #5b5b2d83
+def replicate_pp_ipw(X_fit,  # covariates of the fitting part $\mathcal D_m$
+                     t_fit,  # treatments of the fitting part $\mathcal D_m$
+                     X_est,  # covariates of the estimation part $\mathcal D_n$
+                     t_est,  # treatments of the estimation part
+                     y_est,  # outcomes of the estimation part
                      epsilons,  # grid of $\varepsilon$ (same for both stages, as in the paper)
                      delta: float,  # $\delta$
                      rng: np.random.Generator,  # seeded source of the weight and effect noise

@@ -18,6 +18,7 @@ from privcausal.mechanisms import NoiseSource, audit
 from privcausal.ipw import (ESTIMANDS, IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
                             hajek_from_sums, hajek_sensitivity, hajek_sums, ht_sensitivity, ipw_estimate, ipw_sensitivity,
                             max_unit_weight, plan_ipw, pp_ipw, random_split, solve_plan_ipw, split_mask, variance_scale)
+from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.theory_ipw import imbalanced_design, paper_design
 
 
@@ -145,12 +146,19 @@ def test_release_contract_and_accounting():
     g = variance_scale((0.05, 0.95), 'ATE', 0.1)
     assert rel.stages[1].sensitivity == pytest.approx(hajek_sensitivity((0.05, 0.95), 'ATE', g))
     d = rel.to_dict()
-    for key in ('method', 'estimand', 'estimator', 'estimate', 'ci', 'std_error', 'epsilon', 'delta', 'm', 'n',
-                'noise_source', 'stages', 'released', 'plan', 'intercept', 'lam'):
-        assert key in d
-    for s in d['stages']:
-        assert {'name', 'epsilon', 'delta', 'sensitivity', 'noise_sd'} <= set(s)
-    assert d['plan']['planned'] and d['ci'] == list(rel.conf_int())
+    assert set(d) == set(KEYS) and d['method'] == 'PP-IPW' and d['estimand'] == 'ATE' and d['type'] == 'IPWRelease'
+    assert d['estimate'] == rel.estimate and d['ci'] == list(rel.conf_int()) and d['direction'] is None
+    p = d['privacy']
+    assert (p['epsilon'], p['delta'], p['noise_source'], p['is_secure']) == (0.5, 1e-6, 'numpy-research', False)
+    assert p['guarantee_holds'] and p['caveats'] == [] and 'replace one record' in p['privacy_unit']
+    assert p['public'] == {'n_rows': 600, 'm': rel.m, 'n': rel.n, 'd': 4, 'outcome_bound': 4.0, 'covariate_bound': 1.0,
+                           'propensity_bounds': [0.05, 0.95], 'lam': lam, 'tol': 1e-10, 'intercept': rel.plan.intercept}
+    st = d['settings']
+    assert (st['estimator'], st['epsilon_fit'], st['epsilon_estimate']) == ('hajek', 0.3, 0.5)
+    assert st['fit_sensitivity'] == rel.stages[0].sensitivity and st['effect_noise_sd'] == rel.stages[1].noise_sd
+    r = d['released']
+    assert r['estimate'] == rel.estimate and r['std_error'] == rel.std_error and set(rel.sums) <= set(r)
+    assert [r[f'propensity_weight[{k}]'] for k in ('x0', 'x1', 'x2', 'x3', '(constant)')] == rel.propensity.weights.tolist()
     text = repr(rel) + rel.summary() + str(d) + rel._repr_html_() + rel.to_frame().to_string()
     assert 'tau_hat' not in text and 'tau_n' not in text and 'w_hat' not in text and 'exact' not in text
     json.dumps(d)
@@ -159,7 +167,25 @@ def test_release_contract_and_accounting():
     assert lo < lo90 < rel.estimate < hi90 < hi and -8 <= lo and hi <= 8
     with pytest.raises(ValueError, match='alpha'):
         rel.conf_int(1.5)
-    assert rel.to_frame().index[0] == 'ATE (hajek)'
+    assert rel.to_frame().index[0] == 'ATE (estimate)' and rel.to_frame().iloc[0]['value'] == rel.estimate
+    assert repr(rel).startswith('IPWRelease(PP-IPW ATE = ')
+
+
+def test_shared_release_interface(tmp_path):
+    "The shared interface: strict JSON that round-trips through save/load, one privacy record, nested intervals."
+    X, t, y = synth(N=4000)
+    for kw in ({}, dict(estimand='ATT'), PAPER):
+        rel = pp_ipw(X=X, outcome=y, treatment=t, rng=np.random.default_rng(3), **{**BASE, 'epsilon': 4.0}, **kw)
+        assert isinstance(rel, PrivateRelease) and set(rel.to_dict()) == set(KEYS)
+        back = load(rel.save(tmp_path / 'ipw.json'))
+        assert back.to_dict() == json.loads(rel.to_json())
+        assert back.conf_int(0.1) == pytest.approx(rel.conf_int(0.1)) and back.estimate == rel.estimate
+        json.loads(rel.to_json(), parse_constant=lambda c: pytest.fail(f'non-strict JSON constant {c}'))
+        (lo5, hi5), (lo10, hi10) = rel.conf_int(0.05), rel.conf_int(0.1)
+        assert -8 < lo5 < lo10 < rel.estimate < hi10 < hi5 < 8
+        frame = rel.to_frame()
+        assert frame.iloc[0]['value'] == rel.estimate and frame.iloc[0]['ci_lower'] == lo5
+        assert rel.privacy.noise_source == rel.noise == 'numpy-research' and not rel.privacy.is_secure
 
 
 def test_release_executes_its_public_plan():
@@ -180,7 +206,7 @@ def test_paper_algorithm_1_as_before():
     rel, dg = pp_ipw(X=X, outcome=y, treatment=t, split=split, rng=np.random.default_rng(0), diagnostics=True, **BASE, **PAPER)
     assert rel.stages[1].sensitivity == pytest.approx(2 * 4.0 / (0.05 * rel.n))
     assert rel.plan.lam == 0.1 and rel.propensity.constant is None and len(rel.propensity.weights) == 4
-    assert rel.released['estimate'] == rel.estimate
+    assert rel.sums['estimate'] == rel.estimate == rel.released()['estimate']
     e = ~split
     tau_n = ipw_estimate(y[e], t[e], rel.propensity.predict_proba(X[e]), bounds=(0.05, 0.95))
     assert dg.tau_n == pytest.approx(tau_n, rel=1e-9)
@@ -207,10 +233,11 @@ def test_overspend_refused_before_noise():
 def test_diagnostics_are_marked_and_consistent():
     X, t, y = synth()
     rel, diag = pp_ipw(X=X, outcome=y, treatment=t, rng=np.random.default_rng(1), diagnostics=True, **BASE)
-    assert isinstance(diag, IPWDiagnostics) and 'NOT PRIVATE' in repr(diag) and diag.to_dict()['NOT_PRIVATE']
+    assert isinstance(diag, IPWDiagnostics) and isinstance(diag, NotPrivate) and diag.to_dict()['NOT_PRIVATE'] is True
+    assert repr(diag).startswith('IPWDiagnostics[NOT PRIVATE](')
     assert sum(diag.arm_sizes.values()) == len(y)
     assert diag.fit.certified
-    assert set(diag.exact_sums) == set(rel.released)
+    assert set(diag.exact_sums) == set(rel.sums)
 
 
 def test_split_column_and_fractions():
@@ -408,8 +435,8 @@ def test_effect_noise_is_gaussian_with_stated_sd():
            for s in range(600)]
     sd = res[0][0].stages[1].noise_sd
     C = 4.0
-    e = np.array([[r.released['treated_weighted_outcome_sum'] / C - d.exact_vector[0],
-                   r.released['control_weight_sum'] - d.exact_vector[3]] for r, d in res]).ravel() / sd
+    e = np.array([[r.sums['treated_weighted_outcome_sum'] / C - d.exact_vector[0],
+                   r.sums['control_weight_sum'] - d.exact_vector[3]] for r, d in res]).ravel() / sd
     assert stats.kstest(e, 'norm').pvalue > 1e-4  # seeded, so deterministic
 
 
@@ -427,6 +454,6 @@ def test_audit_of_whole_release():
     diff = np.subtract(g1[1].exact_vector, g0[1].exact_vector)
     assert np.linalg.norm(diff) == pytest.approx(g0[0].stages[1].sensitivity)  # the arm switch attains S (H_1 = H_0)
     keys = ['treated_weighted_outcome_sum', 'treated_weight_sum', 'control_weighted_outcome_sum', 'control_weight_sum']
-    stat = lambda r: float(np.dot([r.released[k] / (4.0 if 'outcome' in k else 1.0) for k in keys], diff[:4]))
+    stat = lambda r: float(np.dot([r.sums[k] / (4.0 if 'outcome' in k else 1.0) for k in keys], diff[:4]))
     res = audit(mech, (y0, t0), (y1, t1), n_samples=3000, rng=np.random.default_rng(0), epsilon=1.0, delta=1e-6, statistic=stat)
     assert not res.violated
