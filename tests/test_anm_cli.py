@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 EXE = str(Path(sys.executable).parent / 'privcausal')
-KEYS = ('method', 'score', 'scores', 'direction', 'epsilon', 'delta', 'privacy', 'sensitivity', 'noise_scale',
-        'n_train', 'n_test', 'noise_source')
+from privcausal.release import KEYS
+KEYS = KEYS + ('input',)
 
 
 class Out:
@@ -50,9 +50,10 @@ def test_json_contract_on_csv(csv):
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     for k in KEYS: assert k in res
-    assert res['method'] == 'anm' and res['noise_source'] == 'opendp' and res['epsilon'] == 2.0
-    assert (res['n_train'], res['n_test']) == (200, 200)
-    assert set(res['scores']) == {'x_to_y', 'y_to_x'} and res['direction'] in ('x->y', 'y->x')
+    assert res['method'] == 'ANM' and res['privacy']['noise_source'] == 'opendp' and res['privacy']['epsilon'] == 2.0
+    assert (res['privacy']['public']['n_train'], res['privacy']['public']['n_test']) == (200, 200)
+    assert {'score_x_to_y', 'score_y_to_x'} <= set(res['released']) and res['direction'] in ('x->y', 'y->x')
+    assert res['input'] == {'data': csv, 'x': 'a', 'y': 'b'}
     assert 'non_private' not in res
 
 
@@ -60,7 +61,8 @@ def test_research_seed_is_reproducible_and_labelled(csv):
     args = ('anm', csv, '--x', 'a', '--y', 'b', '--score', 'spearman', '--epsilon', '1', '--x-bound=-1,1',
             '--y-bound', '1.3', '--seed', '4', '--json')
     r1, r2 = json.loads(cli(*args).stdout), json.loads(cli(*args).stdout)
-    assert r1['scores'] == r2['scores'] and r1['noise_source'] == 'numpy-research' and r1['is_secure'] is False
+    assert r1['released'] == r2['released'] and r1['privacy']['noise_source'] == 'numpy-research'
+    assert r1['privacy']['is_secure'] is False
 
 
 def test_non_private_is_marked(csv):
@@ -73,13 +75,14 @@ def test_non_private_is_marked(csv):
 def test_refusal_is_null(csv):
     res = json.loads(cli('anm', csv, '--x', 'a', '--y', 'b', '--score', 'iqr', '--epsilon', '1', '--delta', '1e-6',
                          '--x-bound', '1', '--y-bound', '1.3', '--json').stdout)
-    assert res['scores'] is None and res['direction'] is None and res['delta'] == 1e-6
+    assert res['released']['refused'] is True and res['released']['score_x_to_y'] is None
+    assert res['direction'] is None and res['privacy']['delta'] == 1e-6
 
 
 def test_tuebingen_pair():
     res = json.loads(cli('anm', 'tuebingen:1', '--epsilon', '1', '--x-bound', '0,4000', '--y-bound=-10,20', '--split-seed', '0',
                          '--json').stdout)
-    assert res['n_test'] == 175 and res['data'] == 'tuebingen:1'
+    assert res['privacy']['public']['n_test'] == 175 and res['input']['data'] == 'tuebingen:1'
 
 
 @pytest.mark.parametrize('argv,msg', [
@@ -112,10 +115,10 @@ def test_iqr_json_has_a_fixed_shape(tmp_path):
         for seed in range(20):
             res = json.loads(cli('anm', str(path), '--x', 'a', '--y', 'b', '--score', 'iqr', '--epsilon', '1', '--delta', '1e-3',
                                  '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'part', '--seed', str(seed), '--json').stdout)
-            assert res['guarantee_holds'] is True and res['unsafe_options'] == []
-            shapes.append((k, tuple(sorted(res)), tuple((name, len(v)) for name, v in sorted(res['tests'].items()))))
+            assert res['privacy']['guarantee_holds'] is True and res['privacy']['caveats'] == []
+            shapes.append((k, tuple(sorted(res)), tuple(sorted(res['released']))))
     assert {s[1:] for s in shapes if s[0] == 0} == {s[1:] for s in shapes if s[0] == 1}
-    assert all(len(t) == 4 and all(n == 2 for _, n in t) for _, _, t in shapes)
+    assert all(sum(name.startswith('noisy_distance') for name in t) == 8 for _, _, t in shapes)
 
 
 def test_numeric_strings_are_refused(tmp_path):

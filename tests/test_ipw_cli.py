@@ -1,4 +1,4 @@
-"""The `privcausal ipw` command: flags, JSON contract, NOT PRIVATE marking, errors (exit status 2)."""
+"""The `privcausal ipw` command: flags, JSON contract, the paper's Algorithm 1 on request, NOT PRIVATE marking, errors."""
 import contextlib
 import io
 import json
@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from privcausal.cli import main, run
+from privcausal.cli import main
+from privcausal.release import KEYS
 
-BOUNDS = ['--outcome-bound', '5', '--covariate-bound', '2', '--clip', '0.1']
+BOUNDS = ['--outcome-bound', '5', '--covariate-bound', '2', '--propensity-bound', '0.1']
 
 
 @pytest.fixture
@@ -36,61 +37,74 @@ def call(argv):
     return code, out.getvalue(), err.getvalue()
 
 
+BASE = ['--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--epsilon', '0.8', '--delta', '1e-6']
+
+
 def test_json_contract(csv):
-    code, out, err = call(['ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--epsilon', '0.8',
-                           '--delta', '1e-6', *BOUNDS, '--split-column', 'part', '--seed', '1', '--json'])
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--seed', '1', '--json'])
     assert code == 0, err
     d = json.loads(out)
-    for k in ('method', 'estimand', 'estimate', 'epsilon', 'delta', 'm', 'n', 'noise_source', 'stages'):
-        assert k in d
-    assert (d['m'], d['n'], d['epsilon'], d['delta']) == (100, 300, 0.8, 1e-6)
-    assert d['noise_source'] == 'numpy-research'
-    for s in d['stages']:
-        assert {'name', 'epsilon', 'delta', 'sensitivity', 'noise_sd'} <= set(s)
-        assert (s['epsilon'], s['delta']) == (0.8, 1e-6)
-    assert d['stages'][1]['sensitivity'] == pytest.approx(2 * 5 / (0.1 * 300))
+    assert set(KEYS) | {'input'} == set(d)
+    assert d['estimand'] == 'ATE' and d['ci'][0] < d['estimate'] < d['ci'][1]
+    assert (d['privacy']['epsilon'], d['privacy']['delta']) == (0.8, 1e-6)
+    assert d['privacy']['noise_source'] == 'numpy-research' and d['input']['covariates'] == ['a', 'b', 'c']
+    assert 'hajek' in json.dumps(d['settings']).lower()
     assert 'non_private' not in d and 'NOT PRIVATE' not in err
 
 
+def test_every_estimand_and_the_papers_algorithm(csv):
+    for estimand in ('ATE', 'ATT', 'ATC'):
+        for extra in ([], ['--estimator', 'ht', '--no-intercept', '--lam', '0.1']):
+            code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--estimand', estimand, '--seed', '2', '--json', *extra])
+            assert code == 0, err
+            d = json.loads(out)
+            assert d['estimand'] == estimand and len(d['ci']) == 2
+            assert ('ht' in json.dumps(d['settings'])) == bool(extra)
+
+
 def test_global_json_flag_and_secure_default(csv):
-    code, out, err = call(['--json', 'ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--epsilon', '0.8',
-                           '--delta', '1e-6', *BOUNDS, '--covariates', 'a,b,c'])
+    code, out, err = call(['--json', 'ipw', csv, *BASE, *BOUNDS])
     assert code == 0, err
     d = json.loads(out)
-    assert d['noise_source'] == 'opendp' and d['is_secure']
+    assert d['privacy']['noise_source'] == 'opendp' and d['privacy']['is_secure']
 
 
-def test_non_private_and_estimands(csv):
-    code, out, err = call(['ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--epsilon', '0.8',
-                           '--delta', '1e-6', *BOUNDS, '--estimand', 'ATT', '--fit-fraction', '0.3', '--seed', '3',
+def test_non_private_is_marked(csv):
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--estimand', 'ATT', '--fit-fraction', '0.3', '--seed', '3',
                            '--non-private', '--json'])
     assert code == 0, err
     d = json.loads(out)
-    assert d['estimand'] == 'ATT' and d['m'] == 120
-    assert 'estimate' in d['non_private'] and 'NOT PRIVATE' in err
+    assert 'estimate' in d['non_private'] and d['non_private']['warning'] == 'NOT PRIVATE' and 'NOT PRIVATE' in err
+
+
+def test_dry_run(csv):
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--dry-run', '--json'])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d['planned'] is True and d['noise_sd'] > 0 and d['ci_halfwidth'] > d['noise_sd'] * 0.9
 
 
 def test_text_output(csv):
-    code, out, err = call(['ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--epsilon', '0.8',
-                           '--delta', '1e-6', *BOUNDS, '--seed', '1'])
-    assert code == 0 and 'PP-IPW private ATE' in out
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--seed', '1'])
+    assert code == 0 and 'PP-IPW' in out and 'a,b,c' in out
 
 
 @pytest.mark.parametrize('extra,msg', [
-    ([], '--outcome-bound C'), (['--outcome-bound', '5', '--covariate-bound', '2'], '--clip OMEGA'),
-    ([*BOUNDS, '--epsilon', '0'], 'epsilon'), ([*BOUNDS, '--delta', '1'], 'delta'), ([*BOUNDS, '--lam', '0'], 'lam'),
-    (['--outcome-bound', '0.5', '--covariate-bound', '2', '--clip', '0.1'], 'outcome_bound'),
-    (['--outcome-bound', '5', '--covariate-bound', '0.1', '--clip', '0.1'], 'covariate_bound'),
-    ([*BOUNDS[:4], '--clip', '0.7'], '(0, 1/2]'), ([*BOUNDS, '--split-column', 'nope'], "'nope'"),
-    ([*BOUNDS, '--fit-fraction', '1.5'], 'fit_fraction')])
+    ([], '--outcome-bound C'), (['--outcome-bound', '5', '--covariate-bound', '2'], '--propensity-bound OMEGA'),
+    ([*BOUNDS, '--epsilon', '0'], '--epsilon'), ([*BOUNDS, '--delta', '1'], '--delta'), ([*BOUNDS, '--lam', '0'], '--lam'),
+    (['--outcome-bound', '0.5', '--covariate-bound', '2', '--propensity-bound', '0.1'], '--clip-outcomes'),
+    (['--outcome-bound', '5', '--covariate-bound', '0.1', '--propensity-bound', '0.1'], '--clip-rows'),
+    ([*BOUNDS[:4], '--propensity-bound', '0.7'], '(0, 1/2]'), ([*BOUNDS, '--split-column', 'nope'], "'nope'"),
+    ([*BOUNDS, '--fit-fraction', '1.5'], '--fit-fraction'), ([*BOUNDS, '--normalisation', 'arm'], '--estimator ht'),
+    ([*BOUNDS, '--epsilon', '1e-320', '--calibration', 'classical'], '--epsilon')])
 def test_errors(csv, extra, msg):
-    argv = ['ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--epsilon', '0.8', '--delta', '1e-6']
-    code, out, err = call(argv + extra)
+    code, out, err = call(['ipw', csv, *BASE, *extra])
     assert code == 2 and msg in err, err
     assert out == ''
+    for python in ('clip_outcomes', 'clip_rows', 'outcome_bound=', 'fit_fraction'):
+        assert python not in err, err
 
 
 def test_conflicting_split_flags(csv):
-    code, out, err = call(['ipw', csv, '--treatment', 'treat', '--outcome', 'y', '--epsilon', '0.8', '--delta', '1e-6',
-                           *BOUNDS, '--split-column', 'part', '--fit-fraction', '0.3'])
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--fit-fraction', '0.3'])
     assert code == 2 and 'not allowed with' in err

@@ -1,14 +1,13 @@
-"""The `privcausal wate` subcommand: flags, JSON contract, dummy coding, NOT PRIVATE marking, errors."""
+"""The `privcausal wate` subcommand: flags, JSON contract, declared levels, NOT PRIVATE marking, errors."""
 import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from privcausal.cli import main, run
+from privcausal.release import KEYS
 from privcausal.wate import simulate_wate
-
-REQUIRED = ('method', 'estimand', 'estimate', 'ci', 'epsilon', 'delta', 'n', 'partitions', 'truncation', 'variance_share',
-            'noise_scale_tau', 'noise_scale_variance', 'prior_variance_upper', 'released', 'sampler', 'noise_source')
 
 
 @pytest.fixture(scope='module')
@@ -21,60 +20,76 @@ def csv(tmp_path_factory):
     return str(path)
 
 
-def test_json_contract_and_dummy_coding(csv, capsys):
+def _setting(d, name):
+    "A public setting wherever the release keeps it (settings or the privacy record's public inputs)."
+    return d['settings'].get(name, d['privacy']['public'].get(name))
+
+
+def test_json_contract_and_declared_levels(csv, capsys):
     res = run(['--json', 'wate', csv, '--treatment', 'z', '--outcome', 'y', '--covariates', 'x1,x2,x3,x4,group',
-               '--epsilon', '1', '--estimand', 'ATC', '--partitions', '30', '--truncation', '0.1', '--variance-share', '0.4',
-               '--variance', 'mean', '--sampler', 'exact', '--draws', '800', '--seed', '3'])
+               '--categorical', 'group=mid,low,high', '--epsilon', '1', '--estimand', 'ATC', '--partitions', '30',
+               '--propensity-bound', '0.1', '--variance-share', '0.4', '--variance', 'paper', '--sampler', 'exact',
+               '--draws', '800', '--seed', '3'])
     out = json.loads(capsys.readouterr().out)
     assert out == res
-    for k in REQUIRED: assert k in res, k
-    assert res['estimand'] == 'ATC' and res['partitions'] == 30 and res['truncation'] == 0.1 and res['variance_share'] == 0.4
-    assert res['variance_mode'] == 'mean' and res['sampler'] == 'exact' and res['draws'] == 800
-    assert len(res['ci']) == 2 and res['ci'][0] < res['estimate'] < res['ci'][1]
-    assert set(res['released']) == {'tau', 'variance'}
-    assert res['noise_source'] == 'numpy-research' and res['is_secure'] is False
-    assert {'group=low', 'group=mid'} <= set(res['covariates']) and 'group' not in res['covariates']  # dummy-coded
-    assert res['epsilon'] == 1.0 and res['epsilon_tau'] == pytest.approx(0.6) and res['epsilon_variance'] == pytest.approx(0.4)
-    assert res['noise_scale_tau'] == pytest.approx(2 / (30 * 1.0 * 0.6))
+    assert set(KEYS) | {'input'} == set(res)
+    assert res['estimand'] == 'ATC' and len(res['ci']) == 2 and res['ci'][0] < res['estimate'] < res['ci'][1]
+    assert res['input']['covariates'] == ['x1', 'x2', 'x3', 'x4', 'group=low', 'group=high']   # declared order
+    assert (_setting(res, 'n_partitions'), _setting(res, 'truncation'), _setting(res, 'variance_share')) == (30, 0.1, 0.4)
+    assert res['privacy']['noise_source'] == 'numpy-research' and res['privacy']['is_secure'] is False
+    assert res['privacy']['epsilon'] == 1.0 and res['privacy']['delta'] == 0
     assert 'non_private' not in res
 
 
-def test_default_is_secure_emcee_and_non_private_is_marked(csv, capsys):
-    res = run(['--json', 'wate', csv, '--treatment', 'z', '--outcome', 'y', '--epsilon', '1', '--partitions', '20',
+def test_defaults_follow_n_and_d_and_secure_noise(csv, capsys):
+    res = run(['--json', 'wate', csv, '--treatment', 'z', '--outcome', 'y', '--covariates', 'x1,x2', '--epsilon', '1',
                '--draws', '500', '--non-private'])
     cap = capsys.readouterr()
-    assert res['noise_source'] == 'opendp' and res['is_secure'] is True and res['sampler'] == 'emcee'
+    assert res['privacy']['noise_source'] == 'opendp' and res['privacy']['is_secure'] is True
+    assert 'rule' in str(_setting(res, 'n_partitions_rule'))
     np_ = res['non_private']
-    assert np_['warning'] == 'NOT PRIVATE' and len(np_['ci']) == 2 and np_['variance'] > 0
-    assert 'NOT PRIVATE' in cap.err
-    assert 'mcmc' in res and 0 < res['mcmc']['acceptance_fraction'] < 1
+    assert np_['warning'] == 'NOT PRIVATE' and len(np_['ci']) == 2 and 'NOT PRIVATE' in cap.err
+
+
+def test_dry_run_reports_the_plan(csv, capsys):
+    res = run(['--json', 'wate', csv, '--treatment', 'z', '--outcome', 'y', '--covariates', 'x1,x2,x3,x4',
+               '--epsilon', '0.5', '--dry-run'])
+    assert res['planned'] is True and res['noise_sd'] > 0 and res['ci_halfwidth'] > 0 and res['n_partitions'] >= 1
 
 
 @pytest.mark.parametrize('extra,msg', [
-    (['--epsilon', '0'], 'epsilon must be a finite number > 0'),
-    (['--epsilon', '1', '--partitions', '751'], 'n_partitions (M) must be an integer in [1, 750]'),
-    (['--epsilon', '1', '--truncation', '0.5'], 'truncation (a) must lie in (0, 1/2)'),
-    (['--epsilon', '1', '--variance-share', '1'], 'variance_share (pi) must lie in (0, 1)'),
-    (['--epsilon', '1', '--covariates', 'x1,nope'], "--covariates ['nope'] are not columns"),
+    (['--epsilon', '0'], '--epsilon must be a finite number > 0'),
+    (['--epsilon', '1', '--partitions', '751'], '--partitions (M) must be an integer in [1, 750]'),
+    (['--epsilon', '1', '--propensity-bound', '0.5'], '--propensity-bound (a) must lie in (0, 1/2)'),
+    (['--epsilon', '1', '--variance-share', '1'], '--variance-share (pi) must lie in (0, 1)'),
+    (['--epsilon', '1', '--draws', '10000000000'], '--draws'),
+    (['--epsilon', '1', '--covariates', 'x1,nope'], "--covariates: ['nope'] are not columns"),
+    (['--epsilon', '1', '--covariates', 'x1,group'], '--categorical'),
+    (['--epsilon', '1', '--delta', '1e-6'], 'pure epsilon-DP'),
 ])
 def test_errors_exit_2(csv, capsys, extra, msg):
+    argv = ['wate', csv, '--treatment', 'z', '--outcome', 'y']
+    if '--covariates' not in extra: argv += ['--covariates', 'x1,x2']
     with pytest.raises(SystemExit) as e:
-        main(['wate', csv, '--treatment', 'z', '--outcome', 'y', *extra])
+        main(argv + extra)
     assert e.value.code == 2
-    assert msg in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert msg in err, err
 
 
 def test_non_binary_outcome_and_unknown_column(csv, capsys):
     for argv, msg in ((['--outcome', 'x1'], 'outcome must be binary'), (['--outcome', 'income'], "--outcome 'income' is not a column")):
         with pytest.raises(SystemExit):
-            main(['wate', csv, '--treatment', 'z', '--epsilon', '1', *argv])
-        assert msg in capsys.readouterr().err
+            main(['wate', csv, '--treatment', 'z', '--covariates', 'x2', '--epsilon', '1', *argv])
+        err = capsys.readouterr().err
+        assert msg in err, err
 
 
-def test_flags_are_the_issues(capsys):
+def test_flags(capsys):
     with pytest.raises(SystemExit):
         run(['wate', '--help'])
     text = capsys.readouterr().out
-    for flag in ('--treatment', '--outcome', '--covariates', '--epsilon', '--estimand', '--partitions', '--truncation',
-                 '--variance-share', '--variance', '--sampler', '--draws', '--seed', '--non-private', '--json'):
+    for flag in ('--treatment', '--outcome', '--covariates', '--categorical', '--other', '--epsilon', '--estimand',
+                 '--partitions', '--propensity-bound', '--variance-share', '--variance', '--sampler', '--draws', '--seed',
+                 '--ledger', '--budget', '--dry-run', '--non-private', '--json'):
         assert flag in text, flag

@@ -1,0 +1,76 @@
+"""One release interface (issue 10): every estimator's release passes the same test."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from privcausal import anm, ipw, wate
+from privcausal.release import KEYS, NoIntervalError, NotPrivate, PrivacyRecord, PrivateRelease, load
+
+
+@pytest.fixture(scope='module')
+def frame():
+    rng = np.random.default_rng(7)
+    n = 2000
+    X = np.clip(rng.normal(size=(n, 3)) / 2, -1, 1)  # |x_j| <= 1, so ||x|| <= sqrt(3) < 2
+    t = rng.binomial(1, expit(X[:, 0] - 0.8))
+    y = rng.binomial(1, expit(X.sum(1) + 0.6 * t - 0.3))
+    return pd.DataFrame(X, columns=['a', 'b', 'c']).assign(t=t, y=y)
+
+
+def _releases(frame):
+    rng = lambda: np.random.default_rng(3)
+    common = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'])
+    yield ipw.pp_ipw(frame, **common, epsilon=1.0, delta=1e-6, outcome_bound=1, covariate_bound=2, clip=0.1,
+                     rng=rng(), diagnostics=True)
+    yield wate.wate(frame, **common, epsilon=1.0, rng=rng(), diagnostics=True)
+    yield anm.anm_direction(frame['a'].to_numpy(), frame['b'].to_numpy(), 2, 2, epsilon=1.0, rng=rng(), diagnostics=True)
+
+
+def test_one_interface(frame, tmp_path):
+    kinds = []
+    for rel, diag in _releases(frame):
+        kinds.append(type(rel).__name__)
+        assert isinstance(rel, PrivateRelease) and isinstance(rel.privacy, PrivacyRecord)
+        d = rel.to_dict()
+        assert set(d) == set(KEYS), set(d) ^ set(KEYS)
+        text = json.dumps(d, allow_nan=False)                              # strict JSON
+        assert load(rel.save(tmp_path / f'{kinds[-1]}.json')).to_dict() == json.loads(text)
+        assert d['privacy']['epsilon'] == 1.0 and d['privacy']['noise_source'] == 'numpy-research'
+        assert d['privacy']['is_secure'] is False and d['privacy']['guarantee_holds'] is True
+        frame_ = rel.to_frame()
+        first = frame_.index[0]
+        assert isinstance(rel.summary(), str) and rel.headline() in rel.summary()
+        assert '<details>' in rel._repr_html_() and len(repr(rel)) < 300
+        if d['estimate'] is not None:                                       # an effect: estimate and interval
+            assert first == f'{rel.estimand} (estimate)' and frame_.iloc[0]['value'] == rel.estimate
+            lo, hi = rel.conf_int(0.05)
+            lo10, hi10 = rel.conf_int(0.1)
+            assert lo <= lo10 <= rel.estimate <= hi10 <= hi and [lo, hi] == d['ci']
+            assert set(d['intervals']) == {'0.01', '0.05', '0.1'}
+        else:                                                               # a decision: no interval
+            assert first == 'direction' and d['ci'] is None
+            with pytest.raises(NoIntervalError): rel.conf_int()
+        assert isinstance(diag, NotPrivate) and repr(diag).startswith(f'{type(diag).__name__}[NOT PRIVATE]')
+        assert diag.to_dict()['NOT_PRIVATE'] is True
+    assert kinds == ['IPWRelease', 'WATEResult', 'ANMResult']
+
+
+def test_no_module_imports_a_private_name_of_another():
+    import ast
+    import pathlib
+    import privcausal
+    root = pathlib.Path(privcausal.__file__).parent
+    bad = []
+    for path in root.glob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or '').startswith(('privcausal', '')) and node.level <= 1:
+                mod = (node.module or '')
+                if node.level == 0 and not mod.startswith('privcausal'): continue
+                bad += [f'{path.name}: from {mod} import {a.name}' for a in node.names if a.name.startswith('_') and not a.name.startswith('__')]
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id.startswith('_') \
+                    and node.attr.startswith('_') and not node.attr.startswith('__') and path.name == 'cli.py':
+                bad.append(f'{path.name}: {node.value.id}.{node.attr}')
+    assert not bad, bad
