@@ -52,15 +52,20 @@ def sample_truncated_laplace(observed,  # $o$, the released noisy value (float o
     t = np.where(q > 0, -b * np.log1p(-v * q), v * w)
     return np.clip(np.where(left, c - t, c + t), lo, hi)
 
-# %% ../nbs/06_posterior.ipynb #b297de05
-def truncated_laplace_cdf(x, observed: float, scale: float, lower: float, upper: float) -> np.ndarray:
+# %% ../nbs/06_posterior.ipynb #5a80b320
+def truncated_laplace_cdf(x,  # points at which to evaluate the CDF
+                          observed: float,  # $o$, the Laplace centre (the released value)
+                          scale: float,  # $b$, the Laplace scale
+                          lower: float,  # $lo$, lower end of the truncation
+                          upper: float,  # $hi$, upper end of the truncation
+                         ) -> np.ndarray:
     "CDF of the Laplace($o$, $b$) density truncated to $[lo, hi]$ (for tests; imprecise when $b$ is far from the width)."
     o = min(max(float(observed), lower), upper)  # the same exact clamping as the sampler
     F = lambda t: np.where(t < o, 0.5 * np.exp(np.minimum(t - o, 0) / scale), 1 - 0.5 * np.exp(-np.maximum(t - o, 0) / scale))
     x = np.asarray(x, dtype=float)
     return np.clip((F(x) - F(lower)) / (F(upper) - F(lower)), 0, 1)
 
-# %% ../nbs/06_posterior.ipynb #db34a6bb
+# %% ../nbs/06_posterior.ipynb #bb962dc1
 @dataclasses.dataclass(frozen=True)
 class NoisyStatistics:
     "The released statistics of models M1 and M2 and the public constants of their likelihoods and priors."
@@ -69,8 +74,8 @@ class NoisyStatistics:
     scale_tau: float  # $b_\tau$, Laplace scale of the effect's noise (M1)
     scale_variance: float  # $b_V$, Laplace scale of the variance's noise (M2)
     variance_upper: float  # $U_V$: prior $\bar V\sim U(0, U_V)$
-    tau_lower: float = -1.0  # prior $\bar\tau\sim U(-1, 1)$ (binary outcomes)
-    tau_upper: float = 1.0
+    tau_lower: float = -1.0  # lower end of the effect's prior $\bar\tau\sim U(-1, 1)$ (binary outcomes)
+    tau_upper: float = 1.0  # upper end of the effect's prior
 
     def __post_init__(self):
         for k in ('tau_observed', 'variance_observed', 'scale_tau', 'scale_variance', 'variance_upper', 'tau_lower', 'tau_upper'):
@@ -212,8 +217,10 @@ def sample_posterior(statistics: NoisyStatistics,  # the released statistics and
     tau, est, lo, hi = _summarise(tb, vb, rng)
     return PosteriorDraws(tb, vb, tau, float(est), (float(lo), float(hi)), used, statistics, **info)
 
-# %% ../nbs/06_posterior.ipynb #edf12b91
-def compare_samplers(a: PosteriorDraws, b: PosteriorDraws) -> pd.DataFrame:
+# %% ../nbs/06_posterior.ipynb #ec722915
+def compare_samplers(a: PosteriorDraws,  # draws of one sampler
+                     b: PosteriorDraws,  # draws of the other
+                    ) -> pd.DataFrame:
     "Two-sample KS p-values and mean/quantile differences of two posterior samples, per quantity."
     rows = []
     for k in ('tau_bar', 'variance_bar', 'tau'):
@@ -224,10 +231,11 @@ def compare_samplers(a: PosteriorDraws, b: PosteriorDraws) -> pd.DataFrame:
                          max_quantile_diff=float(np.max(np.abs(qx - qy)))))
     return pd.DataFrame(rows)
 
-# %% ../nbs/06_posterior.ipynb #fa0bdc7e
+# %% ../nbs/06_posterior.ipynb #d73fba92
 def plot_posterior(post: PosteriorDraws,  # the draws to show
                    title: str = '',  # figure title
-                   bins: int = 60):
+                   bins: int = 60,  # histogram bins
+                  ):
     "Histograms of $\\bar\\tau$, $\\bar V$ and $\\tilde\\tau$ draws with the estimate and the 95% interval; returns the figure."
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(11, 3))

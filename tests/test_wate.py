@@ -12,6 +12,7 @@ from statsmodels.treatment.treatment_effects import TreatmentEffect
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.data import PrivacyLeakWarning
 from privcausal.mechanisms import ResearchNoise
+from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.wate import (ESTIMANDS, VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
                              partition_indices, partition_statistics, partitions_rule, plan_wate,
                              plan_wate_for_halfwidth, release_plan, release_statistics, simulate_imbalanced,
@@ -159,14 +160,63 @@ def test_release_secure_default_and_dict(df):
     r = wate(df, outcome='y', treatment='z', epsilon=1.0, n_partitions=20, sampler='exact', draws=500)
     assert r.noise_source == 'opendp' and r.is_secure
     d = r.to_dict()
-    for k in ('method', 'estimand', 'estimate', 'ci', 'epsilon', 'delta', 'n', 'partitions', 'truncation',
-              'variance_share', 'noise_scale_tau', 'noise_scale_variance', 'prior_variance_upper', 'released',
-              'sampler', 'noise_source'):
-        assert k in d, k
+    assert set(d) == set(KEYS) and d['type'] == 'WATEResult' and d['method'] == 'WATE'
+    pub = d['privacy']['public']
+    for k in ('n', 'd', 'n_partitions', 'truncation', 'variance_share', 'noise_scale_tau', 'noise_scale_variance',
+              'sensitivity_tau', 'sensitivity_variance', 'outcome_bounds'):
+        assert k in pub, k
+    assert (d['privacy']['epsilon'], d['privacy']['delta'], d['privacy']['noise_source']) == (1.0, 0.0, 'opendp')
+    assert d['privacy']['is_secure'] and d['privacy']['guarantee_holds'] and d['privacy']['caveats'] == []
+    for k in ('sampler', 'draws', 'prior_variance_upper', 'target', 'on_failure'): assert k in d['settings'], k
     json.dumps(d)
     assert len(d['ci']) == 2 and set(d['released']) == {'tau', 'variance'}
     assert 'fail' not in json.dumps(d).replace('on_failure', '') and 'NOT' not in json.dumps(d)
-    assert r.to_frame().shape[0] == 1 and 'Differentially private ATE' in r.summary()
+    assert r.to_frame().index[0] == 'ATE (estimate)' and r.to_frame().value.iloc[0] == r.estimate
+    assert r.summary().startswith('weighted average treatment effect') and 'epsilon=1-DP' in r.summary()
+
+
+def test_shared_release_interface(df, tmp_path):
+    r = wate(df, outcome='y', treatment='z', epsilon=1.0, n_partitions=20, draws=2000, rng=np.random.default_rng(4))
+    assert isinstance(r, PrivateRelease)
+    assert load(r.save(tmp_path / 'r.json')).to_dict() == json.loads(r.to_json())
+    assert set(r.to_dict()) == set(KEYS)
+    lo1, hi1 = r.conf_int(0.1); lo5, hi5 = r.conf_int(0.05)
+    assert lo5 < lo1 < hi1 < hi5
+    assert r.ci == r.conf_int(0.05) and r.to_dict()['ci'] == list(r.ci)
+    f = r.to_frame()
+    assert f.index[0] == 'ATE (estimate)' and (f.ci_lower.iloc[0], f.ci_upper.iloc[0]) == r.ci
+    assert repr(r).startswith('WATEResult(WATE ATE = ') and 'noise=numpy-research' in repr(r)
+    assert r.privacy.noise_source == r.noise_source == 'numpy-research' and not r.privacy.is_secure
+
+
+def test_diagnostics_same_partition_and_not_private(df):
+    kw = dict(outcome='y', treatment='z', epsilon=1.0, n_partitions=20, draws=300)
+    r, diag = wate(df, rng=np.random.default_rng(5), diagnostics=True, **kw)
+    assert isinstance(diag, NotPrivate) and isinstance(diag.nonprivate, NotPrivate)
+    assert repr(diag).startswith('WATEDiagnostics[NOT PRIVATE]') and diag.to_dict()['NOT_PRIVATE'] is True
+    assert repr(diag.nonprivate).startswith('NonPrivateWATE[NOT PRIVATE]')
+    assert diag.to_dict()['nonprivate']['NOT_PRIVATE'] is True
+    # the same release without diagnostics: identical numbers (diagnostics draw nothing)
+    r0 = wate(df, rng=np.random.default_rng(5), **kw)
+    assert (r.released_tau, r.released_variance, r.estimate) == (r0.released_tau, r0.released_variance, r0.estimate)
+    # the diagnostics are those of the release's partition: the first draw of the generator is the partition
+    cols = ['x1', 'x2', 'x3', 'x4']
+    idx = partition_indices(len(df), 20, np.random.default_rng(5))
+    st = partition_statistics(df[cols].to_numpy(), df.z.to_numpy(), df.y.to_numpy(), idx, 0.05)
+    assert diag.n_truncated == int(st.n_truncated.sum()) and diag.tau_bar == pytest.approx(st.tau['ATE'].mean())
+    many, diags = wate_estimands(df, rng=np.random.default_rng(5), estimands=('ATE', 'ATT'), diagnostics=True, **kw)
+    assert set(many) == set(diags) == {'ATE', 'ATT'} and diags['ATE'].n_truncated == diag.n_truncated
+
+
+def test_plan_cost_is_what_wate_charges(df):
+    for kw in (dict(), dict(n_partitions=40, variance='paper', variance_share=0.3, truncation=0.1, estimand='ATT')):
+        led = PrivacyLedger(10.0)
+        r = wate(df, outcome='y', treatment='z', epsilon=0.7, draws=300, rng=np.random.default_rng(1), ledger=led, **kw)
+        plan = plan_wate(len(df), 4, 0.7, kw.get('estimand', 'ATE'), kw.get('n_partitions'), kw.get('truncation', 0.05),
+                         kw.get('variance_share', VARIANCE_SHARE), kw.get('variance', 'mean'))
+        assert plan.cost == r.cost == r.plan.cost
+        assert led.spent == (pytest.approx(plan.cost.epsilon), plan.cost.delta) and plan.cost.epsilon == pytest.approx(0.7)
+        assert [dict(c.params)['scale'] for c in plan.cost.components] == [r.noise_scale_tau, r.noise_scale_variance]
 
 
 def test_research_mode_reproducible(df):
@@ -313,10 +363,10 @@ def test_repartition_result_says_not_dp(df):
     assert rec[0].filename == __file__
     good = wate(rare, rng=np.random.default_rng(2), **kw)
     d = bad.to_dict()
-    assert d['guarantee'].startswith('NOT DP: data-dependent re-partitioning')
+    assert d['privacy']['guarantee'].startswith('NOT differentially private as stated: data-dependent re-partitioning')
+    assert not d['privacy']['guarantee_holds'] and bad.guarantee == d['privacy']['guarantee']
     assert 'NOT DP' in repr(bad) and 'NOT DP' in bad.summary() and 'NOT DP' in bad._repr_html_()
-    assert 'Differentially private' not in bad.summary()
-    assert good.to_dict()['guarantee'] == 'epsilon-DP with epsilon=1, delta=0' and 'NOT DP' not in repr(good)
+    assert good.to_dict()['privacy']['guarantee'] == 'epsilon=1-DP for one row replaced (n public)' and 'NOT DP' not in repr(good)
 
 
 def _small(df, n=400):
@@ -385,7 +435,7 @@ def test_defaults_follow_n_and_d_and_explicit_settings_win(df):
     r = wate(df, outcome='y', treatment='z', epsilon=1.0, rng=np.random.default_rng(2))
     M, why = partitions_rule(len(df), 4, 1.0, VARIANCE_SHARE)
     assert (r.n_partitions, r.n_partitions_rule, r.variance_mode, r.variance_share) == (M, why, 'mean', VARIANCE_SHARE)
-    assert 'rule' in r.to_dict()['n_partitions_rule'] and r.d == 4
+    assert 'rule' in r.to_dict()['settings']['n_partitions_rule'] and r.d == 4
     p = wate(df, outcome='y', treatment='z', epsilon=1.0, n_partitions=100, variance='paper', variance_share=0.5,
              rng=np.random.default_rng(2))
     assert (p.n_partitions, p.n_partitions_rule, p.variance_mode, p.variance_share) == (100, 'given', 'paper', 0.5)
