@@ -88,7 +88,7 @@ def test_every_exported_parameter_is_documented():
     for qual, obj in _exported():
         try: params = [n for n in inspect.signature(obj).parameters if n not in ('self', 'cls')]
         except (TypeError, ValueError): continue                  # e.g. an exception class: no own signature
-        docs = docments(obj)
+        docs = docments(obj, args_kwargs=True)
         if (bad := [n for n in params if not docs.get(n)]): missing.append(f'{qual}: {", ".join(bad)}')
     assert not missing, (f'{len(missing)} exported functions/classes with undocumented parameters (their table on '
                          'the site has blank Details):\n  ' + '\n  '.join(missing))
