@@ -21,7 +21,7 @@ from . import accounting, data
 
 # %% auto #0
 __all__ = ['FLAGS', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'build_parser', 'flag_names', 'read_table', 'design', 'open_ledger',
-           'run', 'main']
+           'per_column_scaled', 'run', 'main']
 
 # %% ../nbs/09_cli.ipynb #bedbf242
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #534f7b25
+# %% ../nbs/09_cli.ipynb #cacff8c8
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -81,7 +81,7 @@ FLAGS = {  # Python keyword -> command-line flag
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
-_NAME = re.compile(r'(?<![\w-])(' + _ALT + r')(?=\s*(?:=|must|\(|:|,|;|$| is| needs| gives| has| of the| exceeds| leaves))')
+_NAME = re.compile(r'(?<![\w-])(' + _ALT + r')(?=\s*(?:=|must|\(|:|,|;|$| is| needs| gives| has| of the| exceeds| leaves| requested))')
 _COST = re.compile(r'PrivacyCost\([^)]*\)')  # a printed cost keeps its field names
 
 
@@ -286,7 +286,7 @@ def _plan_output(plan, ledger, kind):
 # %% ../nbs/09_cli.ipynb #e07b651c
 from . import ipw as _ipw
 
-# %% ../nbs/09_cli.ipynb #774178d2
+# %% ../nbs/09_cli.ipynb #4c7b8442
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -300,6 +300,8 @@ def _ipw_arguments(p):
                    help='PUBLIC propensity bound: propensities are clipped to [OMEGA, 1 - OMEGA]')
     p.add_argument('--outcome-bound', type=float, metavar='C', help='PUBLIC bound C on |outcome|')
     p.add_argument('--covariate-bound', type=float, metavar='R', help='PUBLIC bound R on the L2 norm of a covariate row')
+    p.add_argument('--covariate-scale', metavar='COL=S,...',
+                   help='PUBLIC per-column bounds |x| <= S instead of --covariate-bound (0/1 dummies default to 1)')
     p.add_argument('--variance-share', type=float, metavar='S',
                    help='share of the effect stage spent on the variance behind the interval (default: the library default)')
     p.add_argument('--calibration', default='analytic', choices=['analytic', 'classical'],
@@ -314,12 +316,49 @@ def _ipw_arguments(p):
     split.add_argument('--fit-fraction', type=float, default=0.5, metavar='F', help='share of rows that fit the propensity model')
 
 
+def _scales(text, names, X):
+    "`COL=S,...` as one public scale per covariate column (declared 0/1 dummies default to 1)."
+    given = {}
+    for item in text.split(','):
+        col, sep, value = item.partition('=')
+        try: given[col.strip()] = float(value)
+        except ValueError: raise ValueError(f'--covariate-scale takes COL=S,... with numbers S, got {item!r}') from None
+        if not sep or not np.isfinite(given[col.strip()]) or given[col.strip()] <= 0:
+            raise ValueError(f'--covariate-scale: each S must be a finite number > 0, got {item!r}')
+    unknown = sorted(set(given) - set(names))
+    if unknown: raise ValueError(f'--covariate-scale: {unknown} are not covariates of the design {names}')
+    dummies = [c for c in names if '=' in c]  # columns dummy_code made: 0/1 by construction
+    missing = [c for c in names if c not in given and c not in dummies]
+    if missing: raise ValueError(f'--covariate-scale: state a PUBLIC scale for {missing} too')
+    return np.array([given.get(c, 1.0) for c in names])
+
+
+def per_column_scaled(X: pd.DataFrame,  # the covariate design
+                      scales: np.ndarray,  # one PUBLIC bound per column: |x_j| <= scales[j]
+                      clip: bool = False,  # clip values beyond their bound (announced) instead of refusing
+                     ) -> tuple:  # (X divided column-wise by the scales, the row-norm bound sqrt(d) that then holds)
+    "Covariates divided by public per-column bounds, so that every row lies in the ball of radius sqrt(d)."
+    Z = X / scales
+    if (Z.abs() > 1).to_numpy().any():
+        if not clip:
+            raise ValueError('--covariate-scale: some values exceed their column\'s stated bound (not shown: they are '
+                             'private); state PUBLIC bounds that hold, or ask for clipping (--clip-rows)')
+    if clip:
+        warnings.warn('--covariate-scale with --clip-rows: values beyond their column\'s bound are clipped to it',
+                      UserWarning, stacklevel=2)
+        Z = Z.clip(-1, 1)
+    return Z, float(np.sqrt(X.shape[1]))
+
+
 _IPW_BOUNDS = (('outcome_bound', '--outcome-bound C (a public bound on |outcome|)'),
                ('covariate_bound', '--covariate-bound R (a public bound on the L2 norm of a covariate row)'),
                ('propensity_bound', '--propensity-bound OMEGA (public propensity bounds [OMEGA, 1 - OMEGA])'))
 
 
 def _ipw_settings(args):
+    if args.covariate_scale is not None:
+        if args.covariate_bound is not None: raise ValueError('give --covariate-scale or --covariate-bound, not both')
+        args.covariate_bound = 1.0  # placeholder: the rows are scaled per column and R = sqrt(d) is set later
     missing = [flag for name, flag in _IPW_BOUNDS if getattr(args, name) is None]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
     s = dict(epsilon=args.epsilon, delta=args.delta, outcome_bound=args.outcome_bound, covariate_bound=args.covariate_bound,
@@ -340,6 +379,9 @@ def _ipw_command(args):
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     if args.split_column: _columns_exist(df, split_column=args.split_column)
     X, names = _covariate_design(args, df)
+    if args.covariate_scale is not None:
+        X, settings['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names, X),
+                                                   args.clip_rows)
     if args.dry_run:
         plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
         n_fit = int((df[args.split_column].astype(str).str.strip().str.lower() == 'fit').sum()) if args.split_column else None

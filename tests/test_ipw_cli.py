@@ -108,3 +108,20 @@ def test_errors(csv, extra, msg):
 def test_conflicting_split_flags(csv):
     code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--fit-fraction', '0.3'])
     assert code == 2 and 'not allowed with' in err
+
+
+def test_per_column_public_scales(csv):
+    scales = ['--covariate-scale', 'a=2,b=2,c=2']
+    base = ['ipw', csv, *BASE, '--outcome-bound', '5', '--propensity-bound', '0.1', '--seed', '4', '--json']
+    code, out, err = call(base + scales)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d['privacy']['public']['covariate_bound'] == pytest.approx(3 ** 0.5)    # |x_j| <= s_j  =>  ||x/s|| <= sqrt(d)
+    code, out, err = call(base + ['--covariate-scale', 'a=0.01,b=2,c=2'])          # a stated bound that does not hold
+    assert code == 2 and '--clip-rows' in err and out == ''
+    code, out, err = call(base + ['--covariate-scale', 'a=0.01,b=2,c=2', '--clip-rows'])
+    assert code == 0 and 'clipped' in err
+    code, out, err = call(base + scales + ['--covariate-bound', '2'])
+    assert code == 2 and 'not both' in err
+    code, out, err = call(base + ['--covariate-scale', 'a=2'])
+    assert code == 2 and "['b', 'c']" in err
