@@ -25,7 +25,7 @@ from .mechanisms import check_delta, check_epsilon
 __all__ = ['part_atoms', 'PrivacyCost', 'sequential', 'parallel', 'advanced', 'best_of', 'exact_pure_dp_composition_delta',
            'cost_to_dict', 'cost_from_dict', 'BudgetExceededError', 'PrivacyLedger', 'charge', 'split_budget']
 
-# %% ../nbs/01_accounting.ipynb #4cb78895
+# %% ../nbs/01_accounting.ipynb #4a0d9d66
 def part_atoms(part: str,  # a part label: 'all', an atomic part such as 'D_m', or atoms joined by ' + '
               ) -> frozenset:  # the atoms the label stands for ({'all'} if it includes every record)
     "The atomic parts a `part` label stands for: 'D_m + D_n' -> {'D_m', 'D_n'}; 'all' (every record) -> {'all'}."
@@ -46,6 +46,7 @@ class PrivacyCost:
     composition: str = 'single'  # how `components` were combined: single, sequential, parallel, advanced
     params: tuple = ()  # (name, value) pairs of public parameters: sensitivity, scale, bounds, ...
     components: tuple = ()  # the `PrivacyCost`s this one was composed from
+    split: str = ''  # the partition of the data that `part` names (e.g. one release's fit/estimate split); '' if none
 
     def __post_init__(self):
         check_epsilon(self.epsilon, 'epsilon')
@@ -62,7 +63,7 @@ class PrivacyCost:
         what = ' '.join(s for s in (self.label, f'[{self.mechanism}]' if self.mechanism else '') if s)
         return f'PrivacyCost(epsilon={self.epsilon:.6g}, delta={self.delta:.3g}{", " + what if what else ""})'
 
-# %% ../nbs/01_accounting.ipynb #9d890ccb
+# %% ../nbs/01_accounting.ipynb #d241a699
 def _union_part(costs) -> str:
     "The label of the union of the parts of `costs`, atoms in order of first appearance ('all' if any is 'all')."
     atoms = [a for c in costs for a in c.part.split('+')]
@@ -88,6 +89,11 @@ def parallel(*costs: PrivacyCost,  # costs of releases on pairwise disjoint part
     "Parallel composition over provably disjoint parts of the data: the maximum $\\varepsilon$ and the maximum $\\delta$."
     costs = _flat(costs)
     if len(costs) > 1:
+        splits = {c.split for c in costs}
+        if '' in splits or len(splits) > 1:
+            raise ValueError('parallel composition needs parts of ONE declared partition of the data: give every cost the '
+                             f'same split identifier (PrivacyCost.split); got {sorted(splits)}. Part names from different '
+                             'splits (or from none) may overlap: compose with sequential()')
         atoms = [part_atoms(c.part) for c in costs]
         for i, a in enumerate(atoms):
             if 'all' in a:
@@ -99,7 +105,7 @@ def parallel(*costs: PrivacyCost,  # costs of releases on pairwise disjoint part
                     raise ValueError(f'parallel composition needs disjoint parts, but the parts {costs[j].part!r} and '
                                      f'{costs[i].part!r} share {sorted(a & atoms[j])}: compose with sequential()')
     return PrivacyCost(max(c.epsilon for c in costs), max(c.delta for c in costs), label=label,
-                       composition='parallel', part=_union_part(costs), components=tuple(costs))
+                       composition='parallel', part=_union_part(costs), components=tuple(costs), split=costs[0].split)
 
 
 def _flat(costs):
@@ -146,7 +152,7 @@ def exact_pure_dp_composition_delta(epsilon: float,  # $\varepsilon$ of each mec
     loss = (k - 2 * j) * epsilon
     return float(np.sum(np.exp(log_prob) * -np.expm1(np.minimum(epsilon_total - loss, 0.0))))
 
-# %% ../nbs/01_accounting.ipynb #29652d01
+# %% ../nbs/01_accounting.ipynb #72f3eb3a
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer, np.bool_)): return v.item()
     if isinstance(v, (tuple, list)): return [_jsonable(x) for x in v]
@@ -158,7 +164,7 @@ def cost_to_dict(cost: PrivacyCost,  # the cost to write
     "A `PrivacyCost` (with its components) as a JSON-able dict."
     return {'epsilon': cost.epsilon, 'delta': cost.delta, 'label': cost.label, 'mechanism': cost.mechanism,
             'part': cost.part, 'composition': cost.composition, 'params': [[k, _jsonable(v)] for k, v in cost.params],
-            'components': [cost_to_dict(c) for c in cost.components]}
+            'components': [cost_to_dict(c) for c in cost.components], 'split': cost.split}
 
 
 def cost_from_dict(d: dict,  # what `cost_to_dict` wrote
@@ -166,7 +172,7 @@ def cost_from_dict(d: dict,  # what `cost_to_dict` wrote
     "The `PrivacyCost` written by `cost_to_dict`."
     return PrivacyCost(d['epsilon'], d['delta'], d['label'], d['mechanism'], d['part'], d['composition'],
                        tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in d['params']),
-                       tuple(cost_from_dict(c) for c in d['components']))
+                       tuple(cost_from_dict(c) for c in d['components']), d.get('split', ''))
 
 
 @contextmanager

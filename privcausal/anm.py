@@ -658,7 +658,7 @@ def prob_correct_iqr(margin: float | np.ndarray,  # $\gamma = (Q_y + Q_{r_X}) - 
     wrong = np.exp(-g) * (48 + 33 * g + 9 * g**2 + g**3) / 96
     return np.where(np.asarray(margin) >= 0, 1 - wrong, wrong)
 
-# %% ../nbs/07_anm.ipynb #1a6f8de3
+# %% ../nbs/07_anm.ipynb #5abfdd53
 def check_options(score: str,  # 'spearman', 'kendall', 'hsic' or 'iqr'
                   privacy: str,  # 'test', 'train' or 'both' (HSIC only)
                   epsilon: float,  # total $\varepsilon$
@@ -679,7 +679,13 @@ def check_options(score: str,  # 'spearman', 'kendall', 'hsic' or 'iqr'
         delta = check_delta(delta)
     elif delta not in (None, 0, 0.0):
         delta = check_delta(delta)
+    # the budget is divided up to 12 ways (four IQR tests and releases): a part must not underflow to 0
+    if epsilon / 12 < _SMALLEST_NORMAL: raise ValueError(f'epsilon={epsilon!r} is too small: its shares underflow to 0')
+    if needs_delta and delta / 8 < _SMALLEST_NORMAL: raise ValueError(f'delta={delta!r} is too small: its shares underflow to 0')
     return epsilon, (delta if needs_delta else 0.0)
+
+
+_SMALLEST_NORMAL = 2.2250738585072014e-308  # sys.float_info.min
 
 
 _check_options = check_options  # the former private name (the CLI's), kept as an alias

@@ -20,8 +20,8 @@ import privcausal
 from . import accounting, data
 
 # %% auto #0
-__all__ = ['FLAGS', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'build_parser', 'flag_names', 'read_table', 'design', 'open_ledger',
-           'per_column_scaled', 'run', 'main']
+__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'build_parser', 'flag_names', 'read_table',
+           'design', 'open_ledger', 'per_column_scaled', 'run', 'main']
 
 # %% ../nbs/09_cli.ipynb #bedbf242
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #cacff8c8
+# %% ../nbs/09_cli.ipynb #b508d1f2
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -79,6 +79,9 @@ FLAGS = {  # Python keyword -> command-line flag
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
 }
 
+FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'}}  # where one Python name means another flag
+_ACTIVE = {'command': None}  # the command being run, for `flag_names`
+
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
 _NAME = re.compile(r'(?<![\w-])(' + _ALT + r')(?=\s*(?:=|must|\(|:|,|;|$| is| needs| gives| has| of the| exceeds| leaves| requested))')
@@ -88,9 +91,10 @@ _COST = re.compile(r'PrivacyCost\([^)]*\)')  # a printed cost keeps its field na
 def flag_names(message: str,  # an error or warning text from a Python function
               ) -> str:  # the same text with Python keyword names replaced by command-line flags
     "Rewrite Python keyword names in `message` into the command-line flags that set them."
+    flags = {**FLAGS, **FLAGS_BY_COMMAND.get(_ACTIVE['command'], {})}
     def rewrite(text):
-        text = _SWITCH.sub(lambda m: FLAGS[m.group(1)], text)
-        return _NAME.sub(lambda m: FLAGS[m.group(1)], text)
+        text = _SWITCH.sub(lambda m: flags[m.group(1)], text)
+        return _NAME.sub(lambda m: flags[m.group(1)], text)
     out, last = [], 0
     for m in _COST.finditer(message):
         out += [rewrite(message[last:m.start()]), m.group(0)]
@@ -530,7 +534,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #ec804b71
+# %% ../nbs/09_cli.ipynb #549a1be7
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -542,6 +546,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     if key not in _COMMANDS:
         parser.print_help(sys.stderr)
         raise SystemExit(2)
+    _ACTIVE['command'] = args.command
     result, text = _COMMANDS[key][2](args)
     print(json.dumps(result, indent=2) if args.json else text)
     return result

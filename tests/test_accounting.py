@@ -35,7 +35,7 @@ def _disjoint_by_brute_force(labels):
 def test_parallel_accepts_exactly_the_disjoint_parts(k):
     n_checked = 0
     for labels in itertools.permutations(_labels(), k):
-        costs = [PrivacyCost(0.1 * (i + 1), 1e-7 * (i + 1), part=lab) for i, lab in enumerate(labels)]
+        costs = [PrivacyCost(0.1 * (i + 1), 1e-7 * (i + 1), part=lab, split='one split') for i, lab in enumerate(labels)]
         if _disjoint_by_brute_force(labels):
             c = parallel(*costs)
             assert (c.epsilon, c.delta) == (max(x.epsilon for x in costs), max(x.delta for x in costs))
@@ -48,16 +48,25 @@ def test_parallel_accepts_exactly_the_disjoint_parts(k):
 
 
 def test_the_audit_reproduction_and_the_pp_ipw_call():
+    S = 'one split'
     with pytest.raises(ValueError, match="'all', which overlaps every part"):
-        parallel(PrivacyCost(1), PrivacyCost(1, part='D_n'))
+        parallel(PrivacyCost(1, split=S), PrivacyCost(1, part='D_n', split=S))
     with pytest.raises(ValueError, match="'all'"):
-        parallel(PrivacyCost(1, part='D_n'), PrivacyCost(1))  # either order
-    c = parallel(PrivacyCost(0.5, 1e-6, part='D_m'), PrivacyCost(0.5, 1e-6, part='D_n'), label='PP-IPW ATE')
-    assert (c.epsilon, c.delta, c.part, c.composition) == (0.5, 1e-6, 'D_m + D_n', 'parallel')
+        parallel(PrivacyCost(1, part='D_n', split=S), PrivacyCost(1, split=S))  # either order
+    c = parallel(PrivacyCost(0.5, 1e-6, part='D_m', split=S), PrivacyCost(0.5, 1e-6, part='D_n', split=S), label='PP-IPW ATE')
+    assert (c.epsilon, c.delta, c.part, c.composition, c.split) == (0.5, 1e-6, 'D_m + D_n', 'parallel', S)
     # a composite result is the union of its atoms: composing it again with one of them is refused
     with pytest.raises(ValueError, match=r"share \['D_m'\]"):
-        parallel(c, PrivacyCost(0.1, part='D_m'))
-    assert parallel(c, PrivacyCost(0.1, part='D_k')).epsilon == 0.5
+        parallel(c, PrivacyCost(0.1, part='D_m', split=S))
+    assert parallel(c, PrivacyCost(0.1, part='D_k', split=S)).epsilon == 0.5
+
+
+def test_parts_of_different_splits_are_never_disjoint():
+    # the independent review's case: the 'test' part of one random split and the 'train' part of another share records
+    with pytest.raises(ValueError, match='ONE declared partition'):
+        parallel(PrivacyCost(1, part='test', split='seed 0'), PrivacyCost(1, part='train', split='seed 1'))
+    with pytest.raises(ValueError, match='ONE declared partition'):
+        parallel(PrivacyCost(1, part='D_m'), PrivacyCost(1, part='test'))  # no declared split at all
 
 
 def test_sequential_labels_the_union_and_never_claims_less_than_the_sum():
@@ -90,7 +99,7 @@ def test_pure_dp_ledger_refuses_any_positive_delta(tiny):
     with pytest.raises(BudgetExceededError, match=r'pure-DP ledger \(delta=0\)'):
         ledger.spend(PrivacyCost(0.1, tiny))
     with pytest.raises(BudgetExceededError):
-        charge(ledger, parallel(PrivacyCost(0.1, 0.0, part='D_m'), PrivacyCost(0.1, tiny, part='D_n')))
+        charge(ledger, parallel(PrivacyCost(0.1, 0.0, part='D_m', split='s'), PrivacyCost(0.1, tiny, part='D_n', split='s')))
     assert ledger.entries == () and ledger.spent == (0.0, 0.0)  # nothing recorded
     ledger.spend(PrivacyCost(0.1, 0.0))
     assert len(ledger.entries) == 1
@@ -140,8 +149,8 @@ def _spend_once(path, q):
 def test_ledger_file_round_trip(tmp_path):
     path = tmp_path / 'l.json'
     led = PrivacyLedger(2.0, 1e-5, name='study')
-    led.spend(parallel(PrivacyCost(0.5, 1e-6, 'w', 'gaussian', 'D_m', params={'sigma': 0.8, 'bounds': (0.1, 0.9)}),
-                       PrivacyCost(0.5, 1e-6, 'ATE', 'gaussian', 'D_n')))
+    led.spend(parallel(PrivacyCost(0.5, 1e-6, 'w', 'gaussian', 'D_m', params={'sigma': 0.8, 'bounds': (0.1, 0.9)}, split='s'),
+                       PrivacyCost(0.5, 1e-6, 'ATE', 'gaussian', 'D_n', split='s')))
     led.save(path)
     back = PrivacyLedger.load(path)
     assert back.entries == led.entries and back.spent == led.spent and (back.epsilon, back.delta) == (2.0, 1e-5)
