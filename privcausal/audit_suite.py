@@ -358,7 +358,7 @@ def anm_train_iqr_pairs(n_train: int = 2000,  # training records (a multiple of 
         out.append(p)
     return out
 
-# %% ../nbs/08_audit.ipynb #b6bca18e
+# %% ../nbs/08_audit.ipynb #f6debee9
 REFUSED, RAISED = -1e9, 1e9  # the statistic of a refusal (None) and of an exception
 _NONFINITE = {'nan': 3e9, 'inf': 4e9, '-inf': -4e9}
 
@@ -405,7 +405,8 @@ def released_numbers(out: Any,  # the output of a public release function
         res = _flatten('', rel)
         if hasattr(out, 'direction'):
             res['decision'] = {'x->y': 1.0, 'y->x': -1.0}.get(getattr(out, 'direction'), REFUSED if getattr(out, 'scores', 0) is None else 0.0)
-        if getattr(out, 'estimate', None) is not None and 'estimate' not in res: res['estimate'] = _num(out.estimate)
+        est = getattr(out, 'estimate', None)  # a vector estimate (the propensity weights) is in released() already
+        if isinstance(est, numbers.Real) and 'estimate' not in res: res['estimate'] = _num(est)
         w = getattr(getattr(out, 'propensity', None), 'weights', None)  # PP-IPW also releases its propensity model
         if w is not None: res.update(_vector('w', w))
         if hasattr(out, 'tests') and not any('distance' in k for k in res):  # noisy test distances are releases too

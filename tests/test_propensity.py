@@ -3,6 +3,7 @@ degenerate data released like any other.
 
 All noise here is seeded research noise except `test_secure_default`, which only checks labels (no false failures).
 """
+import json
 import math
 import warnings
 
@@ -15,6 +16,7 @@ from sklearn.linear_model import LogisticRegression
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import NoiseSource, gaussian_delta
+from privcausal.release import KEYS, NoIntervalError, PrivateRelease, load
 from privcausal.propensity import (INTERCEPT_CONSTANT, LAM_RANGE, ROW_NORM, ERMFit, PrivatePropensityModel, accelerated_steps,
                                    augment_constant, check_calibration, check_lam, check_unit_ball, default_lam,
                                    erm_sensitivity, fit_logistic_erm, gaussian_sigma, private_propensity,
@@ -269,6 +271,7 @@ def test_save_load_predict(tmp_path):
     np.testing.assert_array_equal(back.predict_proba(X), m.predict_proba(X))
     np.testing.assert_allclose(m.predict_proba(X), expit(augment_constant(X) @ m.weights))
     assert back.covariates == ('a', 'b', 'c') and back.epsilon == 0.5 and back.m == 100
+    assert back.to_dict() == m.to_dict() == json.loads(m.to_json())
     (tmp_path / 'x.json').write_text('{"a": 1}')
     with pytest.raises(ValueError, match='not a saved'):
         PrivatePropensityModel.load(tmp_path / 'x.json')
@@ -309,3 +312,22 @@ def test_string_covariates_refused():
     assert ledger.entries == ()
     check_unit_ball(np.array([[0, 1], [1, 0]])); check_unit_ball(np.array([[True, False]]))
     check_unit_ball(np.array([[0.1, 0.2]], dtype=object)); check_unit_ball(pd.DataFrame(X, columns=['a', 'b']))
+
+
+def test_shared_release_interface(tmp_path):
+    "The model is a PrivateRelease: weights as the estimate, no interval, one privacy record, JSON that round-trips."
+    X, t = ball_data(100, 3, 7)
+    m = private_propensity(X, t, 0.5, 1e-6, rng=np.random.default_rng(0), covariates=('a', 'b', 'c'))
+    d = m.to_dict()
+    assert isinstance(m, PrivateRelease) and set(d) == set(KEYS) and d['estimand'] == 'propensity model'
+    assert d['estimate'] == m.weights.tolist() and d['ci'] is None and d['intervals'] == {}
+    assert list(m.released().values()) == m.weights.tolist() and list(m.released())[-1] == 'weight[(constant)]'
+    p = d['privacy']
+    assert (p['epsilon'], p['delta'], p['noise_source'], p['is_secure']) == (0.5, 1e-6, 'numpy-research', False)
+    assert p['public'] == {'m': 100, 'd': 3, 'lam': m.lam, 'tol': 1e-10, 'covariate_bound': 1.0, 'constant': m.constant}
+    assert p['guarantee_holds'] and p['caveats'] == []
+    assert load(m.save(tmp_path / 'm.json')).to_dict() == json.loads(m.to_json())
+    with pytest.raises(NoIntervalError):
+        m.conf_int()
+    assert m.to_frame().iloc[0]['value'] == m.estimate and m.to_frame().index[0] == 'propensity model (estimate)'
+    assert repr(m).startswith('PrivatePropensityModel(private propensity weights=[')
