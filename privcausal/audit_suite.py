@@ -408,7 +408,7 @@ def released_numbers(out: Any,  # the output of a public release function
         est = getattr(out, 'estimate', None)  # a vector estimate (the propensity weights) is in released() already
         if isinstance(est, numbers.Real) and 'estimate' not in res: res['estimate'] = _num(est)
         w = getattr(getattr(out, 'propensity', None), 'weights', None)  # PP-IPW also releases its propensity model
-        if w is not None: res.update(_vector('w', w))
+        if w is not None and not any(k.startswith('propensity_weight') for k in res): res.update(_vector('w', w))
         if hasattr(out, 'tests') and not any('distance' in k for k in res):  # noisy test distances are releases too
             for name, v in out.tests: res.update(_vector(name, v))
         return res
