@@ -21,64 +21,16 @@ from scipy.special import log_ndtr, ndtr
 from scipy.stats import beta as _beta
 
 # %% auto #0
-__all__ = ['check_epsilon', 'check_delta', 'check_sensitivity', 'check_value', 'NoiseSource', 'SecureNoise', 'check_noise_scale',
-           'ResearchNoise', 'resolve_noise', 'laplace_scale', 'gaussian_delta', 'gaussian_sigma_classical',
-           'gaussian_sigma_analytic', 'Release', 'laplace_mechanism', 'gaussian_mechanism', 'PrivacyLeakWarning',
-           'ptr_min_threshold', 'PTRResult', 'propose_test_release', 'clopper_pearson', 'AuditResult', 'audit']
+__all__ = ['NoiseSource', 'SecureNoise', 'check_noise_scale', 'ResearchNoise', 'resolve_noise', 'laplace_scale', 'gaussian_delta',
+           'gaussian_sigma_classical', 'gaussian_sigma_analytic', 'Release', 'laplace_mechanism', 'gaussian_mechanism',
+           'PrivacyLeakWarning', 'ptr_min_threshold', 'PTRResult', 'propose_test_release', 'clopper_pearson',
+           'AuditResult', 'audit', 'check_epsilon', 'check_delta', 'check_sensitivity', 'check_value']
 
-# %% ../nbs/00_mechanisms.ipynb #0a70ef27
-def check_epsilon(epsilon,  # the value to check
-                  name: str = 'epsilon',  # the argument name used in the error message
-                  upper: float | None = None,  # an exclusive upper limit, if the calibration has one
-                 ) -> float:
-    "Return `epsilon` as a float, or raise `ValueError` naming `name` unless 0 < epsilon (< `upper`) and finite."
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f'{name} must be a real number, got {type(epsilon).__name__}')
-    epsilon = float(epsilon)
-    if not math.isfinite(epsilon) or epsilon <= 0:
-        raise ValueError(f'{name} must be a finite number > 0, got {epsilon!r}')
-    if upper is not None and epsilon >= upper:
-        raise ValueError(f'{name} must be < {upper} for this calibration, got {epsilon!r}')
-    return epsilon
+# %% ../nbs/00_mechanisms.ipynb #c806b7d9
+from .checks import check_delta, check_epsilon, check_sensitivity, check_value
 
-
-def check_delta(delta,  # the value to check
-                name: str = 'delta',  # the argument name used in the error message
-                allow_zero: bool = False,  # accept 0 (pure DP)
-               ) -> float:
-    "Return `delta` as a float, or raise naming `name` unless 0 < delta < 1 (0 <= delta < 1 if `allow_zero`)."
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f'{name} must be a real number, got {type(delta).__name__}')
-    delta = float(delta)
-    ok = (0 <= delta < 1) if allow_zero else (0 < delta < 1)
-    if not ok:
-        raise ValueError(f'{name} must lie in {"[0, 1)" if allow_zero else "(0, 1)"}, got {delta!r}')
-    return delta
-
-
-def check_sensitivity(sensitivity,  # the value to check
-                      name: str = 'sensitivity',  # the argument name used in the error message
-                     ) -> float:
-    "Return `sensitivity` as a float, or raise naming `name` unless it is finite and > 0."
-    return check_epsilon(sensitivity, name=name)
-
-# %% ../nbs/00_mechanisms.ipynb #131b937a
-def check_value(value,  # a number or a 1-d array of numbers
-                name: str = 'value',  # the argument name used in the error message
-               ) -> float | np.ndarray:
-    "Return `value` as a float or a read-only 1-d float array; raise naming `name` unless real, finite and non-empty."
-    raw = np.asarray(value)
-    if raw.dtype.kind not in 'iuf':
-        raise TypeError(f'{name} must be a real number or a 1-d array of real numbers, got {type(value).__name__} '
-                        f'(dtype {raw.dtype})')
-    if raw.ndim > 1: raise ValueError(f'{name} must be a number or a 1-d array, got shape {raw.shape}')
-    if raw.ndim == 1 and raw.size == 0: raise ValueError(f'{name} must not be an empty array')
-    arr = raw.astype(float)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f'{name} must be finite; it holds NaN or infinity')  # no count: the value may be private
-    if arr.ndim == 0: return float(arr)
-    arr.flags.writeable = False
-    return arr
+# %% ../nbs/00_mechanisms.ipynb #cff50501
+_all_ = ['check_epsilon', 'check_delta', 'check_sensitivity', 'check_value']  # defined in privcausal.checks
 
 # %% ../nbs/00_mechanisms.ipynb #5fb85e88
 class NoiseSource:

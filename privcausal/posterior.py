@@ -20,6 +20,9 @@ from scipy.stats import ks_2samp
 __all__ = ['MAX_DRAWS', 'sample_truncated_laplace', 'truncated_laplace_cdf', 'NoisyStatistics', 'PosteriorDraws',
            'sample_posterior', 'compare_samplers', 'plot_posterior']
 
+# %% ../nbs/06_posterior.ipynb #5685a2a1
+from .checks import check_choice, check_int
+
 # %% ../nbs/06_posterior.ipynb #fd68e9ac
 def _side_masses(c, b, lo, hi):
     "Widths and (relative) masses of the posterior left and right of the clamped centre `c`."
@@ -146,7 +149,7 @@ def _summarise(tau_bar, variance_bar, rng):
     lo, hi = np.quantile(tau, [0.025, 0.975], axis=-1)
     return tau, tau.mean(axis=-1), lo, hi
 
-# %% ../nbs/06_posterior.ipynb #33d285cc
+# %% ../nbs/06_posterior.ipynb #60327d4f
 def _sample_exact(s, draws, rng):
     tb = sample_truncated_laplace(s.tau_observed, s.scale_tau, s.tau_lower, s.tau_upper, draws, rng)
     vb = sample_truncated_laplace(s.variance_observed, s.scale_variance, 0.0, s.variance_upper, draws, rng)
@@ -187,12 +190,10 @@ def _sample_emcee(s, draws, rng, nwalkers, burn, thin):
 
 
 def _check_sampling(draws, sampler, nwalkers, burn, thin, rng):
-    if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or not 100 <= draws <= MAX_DRAWS:
-        raise ValueError(f'draws must be an integer in [100, {MAX_DRAWS}], got {draws!r}')
-    if sampler not in ('emcee', 'exact'): raise ValueError(f"sampler must be 'emcee' or 'exact', got {sampler!r}")
+    check_int(draws, 'draws', 100, MAX_DRAWS)
+    check_choice(sampler, ('emcee', 'exact'), 'sampler')
     for k, v, lo, hi in (('nwalkers', nwalkers, 4, 10_000), ('burn', burn, 0, 10**6), ('thin', thin, 1, 1000)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
-            raise ValueError(f'{k} must be an integer in [{lo}, {hi}], got {v!r}')
+        check_int(v, k, lo, hi)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError('rng must be a numpy.random.Generator or None')
 
