@@ -31,7 +31,7 @@ from .propensity import (ERMFit, INTERCEPT_CONSTANT, PrivatePropensityModel, aug
                                    project_to_unit_ball, row_norms)
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_PART_ROWS', 'ipw_unit_weights', 'arm_weight_range',
+__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_PART_ROWS', 'PLAN_DRAWS', 'ipw_unit_weights', 'arm_weight_range',
            'max_unit_weight', 'ipw_normaliser', 'ipw_estimate', 'hajek_estimate', 'ipw_sensitivity', 'variance_scale',
            'hajek_sensitivity', 'hajek_sums', 'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums',
            'hajek_interval', 'random_split', 'check_fit_fraction', 'split_mask', 'IPWPlan', 'plan_ipw',
@@ -412,7 +412,7 @@ def _privacy_unit(estimator, estimand, normalisation):
                 'estimation part public')
     return 'replace one record (x, t, y) by any other (its treatment may change); N, m and n public'
 
-# %% ../nbs/04_ipw.ipynb #669e03ed
+# %% ../nbs/04_ipw.ipynb #7570d7ef
 def _new_split() -> str: return f'PP-IPW split {uuid.uuid4().hex[:12]}'  # one per plan: its cost's parallel parts
 
 
@@ -453,7 +453,7 @@ class IPWPlan:
     normaliser: int | None  # $N$ of the Horvitz-Thompson estimate ($n$, the arm size, or when planning its expected value)
     treated_share: float  # assumed $p_1$
     outcome_sd: float  # assumed per-arm outcome sd
-    outcome_mean: float  # assumed per-arm outcome mean
+    outcome_mean: tuple  # assumed outcome means (treated, control)
     alpha: float  # the interval is at level $1-\alpha$
     noise_sd: float  # expected sd of the noise in the released estimate
     sampling_sd: float  # expected sampling sd of the estimate (under the stated assumptions)
@@ -486,7 +486,7 @@ class IPWPlan:
             f'  cost ({self.epsilon:g}, {self.delta:g})-DP; parts m={self.m} (fit), n={self.n} (estimate); lambda={self.lam:.4g} '
             f'({self.lam_rule})',
             f'  assumptions: treated share {self.treated_share:g}, outcome sd {self.outcome_sd:g}, outcome mean '
-            f'{self.outcome_mean:g}, propensities near the treated share'])
+            f'{self.outcome_mean[0]:g} (treated), {self.outcome_mean[1]:g} (control), propensities near the treated share (moved by the intercept\'s noise)'])
 
     def __repr__(self):
         return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
@@ -494,7 +494,7 @@ class IPWPlan:
 
     def _repr_html_(self): return '<pre>' + html.escape(self.summary()) + '</pre>'
 
-# %% ../nbs/04_ipw.ipynb #83f18b72
+# %% ../nbs/04_ipw.ipynb #1653efe4
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -509,15 +509,38 @@ def _ht_normaliser(n, normalisation, estimand, arm_size, treated_share):
     return max(int(round(n * (treated_share if estimand == 'ATT' else 1 - treated_share))), 1)
 
 
-def _predicted_sds(estimator, estimand, normalisation, n, C, sigma, p1, s_y, mu):
-    "(noise sd, sampling sd) of the estimate under the planning assumptions."
+PLAN_DRAWS = 20_000  # Monte Carlo draws of the planner's noise prediction (a fixed seed: a function of public inputs)
+
+
+def _hajek_noise_sd(n, p1, estimand, bounds, mu, C, sigma, shift_sd):
+    "sd of the noise in the clamped Hájek estimate, the propensity $\\mathrm{expit}(\\mathrm{logit}\\,p_1 + c z)$ shifted by the intercept's noise."
+    g = np.random.default_rng(2019)
+    pi = np.clip(expit(math.log(p1 / (1 - p1)) + shift_sd * g.standard_normal(PLAN_DRAWS)), *bounds)
+    B = {'ATE': (n * p1 / pi, n * (1 - p1) / (1 - pi)), 'ATT': (np.full(PLAN_DRAWS, n * p1), n * (1 - p1) * pi / (1 - pi)),
+         'ATC': (n * p1 * (1 - pi) / pi, np.full(PLAN_DRAWS, n * (1 - p1)))}[estimand]
+    e = g.standard_normal((PLAN_DRAWS, 4)) * sigma
+    floors = [lo for lo, _ in arm_weight_range(bounds, estimand)]
+    m = [np.clip((B[k] * min(max(mu[k] / C, -1.0), 1.0) + e[:, 2 * k]) / np.maximum(B[k] + e[:, 2 * k + 1], floors[k]), -1, 1)
+         for k in (0, 1)]
+    return C * float(np.std(m[0] - m[1]))
+
+
+def _outcome_means(outcome_mean):
+    "(treated, control) from one assumed mean or a pair."
+    pair = (outcome_mean, outcome_mean) if isinstance(outcome_mean, numbers.Real) else tuple(outcome_mean)
+    if len(pair) != 2 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in pair):
+        raise ValueError(f'outcome_mean must be a finite number or a pair (treated, control), got {outcome_mean!r}')
+    return tuple(float(v) for v in pair)
+
+
+def _predicted_sds(estimator, estimand, normalisation, n, C, sigma, p1, s_y, mu, bounds, shift_sd=0.0):
+    "(noise sd, sampling sd) of the estimate under the planning assumptions; `mu` = (treated, control) means, `shift_sd` = $c\\sigma_m$."
     p0 = 1 - p1
-    if estimator == 'hajek':  # the ratio's variance to second order in sigma/B: E[1/(B+e)^2] = (1 + 3 sigma^2/B^2) / B^2
-        B = {'ATE': n, 'ATT': n * p1, 'ATC': n * p0}[estimand]
-        noise = C * sigma * math.sqrt(2 * (1 + (mu / C) ** 2) * (1 + 3 * (sigma / B) ** 2)) / B
-        return noise, s_y * math.sqrt(1 / (n * p1) + 1 / (n * p0))
+    if estimator == 'hajek':  # the clamped ratio of noisy sums, simulated at the weight sums of a noisy intercept
+        return (_hajek_noise_sd(n, p1, estimand, bounds, mu, C, sigma, shift_sd),
+                s_y * math.sqrt(1 / (n * p1) + 1 / (n * p0)))
     f = 1.0 if normalisation == 'arm' or estimand == 'ATE' else (p1 if estimand == 'ATT' else p0)
-    return sigma, f * math.sqrt((s_y ** 2 + mu ** 2) * (1 / p1 + 1 / p0) / n)
+    return sigma, f * math.sqrt(((s_y ** 2 + mu[0] ** 2) / p1 + (s_y ** 2 + mu[1] ** 2) / p0) / n)
 
 
 def _part_sizes(n_rows, fit_fraction, m):
@@ -529,7 +552,7 @@ def _part_sizes(n_rows, fit_fraction, m):
         if size < MIN_PART_ROWS: raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #bbf94dc9
+# %% ../nbs/04_ipw.ipynb #6900a534
 def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
              d: int,  # covariates (without the intercept)
              epsilon: float,  # $\varepsilon$ of the whole release
@@ -556,7 +579,7 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
              arm_size: int | None = None,  # public arm size for normalisation='arm' (planning: $n p_1$ or $n p_0$)
              treated_share: float = 0.5,  # assumed $p_1$ (prediction only)
              outcome_sd: float | None = None,  # assumed per-arm outcome sd (prediction only; default $C_y/2$)
-             outcome_mean: float = 0.0,  # assumed per-arm outcome mean (prediction only)
+             outcome_mean: float | tuple = 0.0,  # assumed outcome mean: one for both arms, or (treated, control) (prediction only)
              alpha: float = 0.05,  # interval level $1-\alpha$
             ) -> IPWPlan:
     "Plan a PP-IPW release from public inputs: lambda, sensitivities, noise scales, cost, expected noise sd and interval half-width."
@@ -577,13 +600,16 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
     N = _ht_normaliser(n, normalisation, estimand, arm_size, p1)
     gamma, S_n, sigma_n = _effect_calibration(estimator, estimand, bounds, share, eps_n, del_n, calibration, arg_n, C / N)
     check_delta(alpha, 'alpha')
-    noise_sd, samp_sd = _predicted_sds(estimator, estimand, normalisation, n, C, sigma_n, p1, s_y, float(outcome_mean))
+    mu = _outcome_means(outcome_mean)
+    noise_sd, samp_sd = _predicted_sds(estimator, estimand, normalisation, n, C, sigma_n, p1, s_y, mu, bounds,
+                                       (c or 0.0) * sigma_m)
     half = float(ndtri(1 - alpha / 2)) * math.hypot(noise_sd, samp_sd)
+    if estimator == 'hajek': half = min(half, 2 * C)  # the interval lies in [-2 C_y, 2 C_y]
     return IPWPlan(estimator, estimand, normalisation, _target(estimator, estimand, normalisation),
                    _privacy_unit(estimator, estimand, normalisation), int(n_rows), m, n, int(d), c, max(eps_m, eps_n),
                    max(del_m, del_n), eps_m, del_m, eps_n, del_n, calibration, lam, rule, tol, S_m, sigma_m, bounds, bounding,
                    C, covariate_bound, share, gamma, S_n, sigma_n, arm_size, N if estimator == 'ht' else None, p1, s_y,
-                   float(outcome_mean), float(alpha),
+                   mu, float(alpha),
                    noise_sd, samp_sd, half)
 
 # %% ../nbs/04_ipw.ipynb #23897182

