@@ -22,7 +22,7 @@ from .accounting import PrivacyCost, PrivacyLedger, charge
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'ESTIMANDS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask',
            'partition_labels', 'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows',
            'CausalRows', 'causal_rows', 'LogisticERM', 'fit_logistic_rows', 'ArmSums', 'arm_sums', 'RowsCheck',
-           'check_rows', 'stack_groups', 'partition_map', 'release_from_statistics']
+           'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map', 'release_from_statistics']
 
 # %% ../nbs/02b_backend.ipynb #48bfe021
 from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size
@@ -712,6 +712,49 @@ def check_rows(rows,  # `Rows`, or a frame for `as_rows`
                                                      clip_outcomes=bool(clip_outcomes), binary_outcome=bool(binary_outcome), split=split), cols)
     names = ('fit_treated', 'fit_control', 'estimate_treated', 'estimate_control')
     return RowsCheck(rows.n, int(counts[0]), int(counts[1]), {k: int(v) for k, v in zip(names, arms)})
+
+# %% ../nbs/02b_backend.ipynb #47c835e3
+def _logit_chunk(chunk, index, d, beta, arm):
+    "One worker's part of a Newton pass of an unpenalised logistic regression: (log-likelihood, gradient, Hessian) sums."
+    A = chunk.to_numpy(dtype=float)  # columns: covariates, response[, arm column]
+    X = np.empty((len(A), d + 1))
+    X[:, 0] = 1.0
+    X[:, 1:] = A[:, :d]
+    y = A[:, d]
+    w = np.ones(len(A)) if arm is None else (A[:, d + 1] == arm).astype(float)
+    eta = X @ beta
+    mu = expit(eta)
+    ll = float(w @ (y * eta - np.logaddexp(0.0, eta)))
+    return np.array([ll]), X.T @ (w * (y - mu)), (X.T * (w * mu * (1 - mu))) @ X
+
+
+def fit_logistic_unpenalised_rows(rows,  # `Rows`, or a frame for `as_rows`
+                                  *,
+                                  covariates: list,  # covariate columns (an intercept is added first)
+                                  response: str,  # 0/1 response column
+                                  arm_column: str | None = None,  # fit only the rows where this column equals `arm`
+                                  arm: float = 1,  # the arm fitted when `arm_column` is given
+                                  max_iter: int = 30,  # Newton steps at most (reached only under separation)
+                                  tol: float = 1e-10,  # stop when the largest coefficient change is below this
+                                 ) -> np.ndarray:  # NOT PRIVATE coefficients, intercept first
+    "NOT PRIVATE: an unpenalised logistic regression by Newton steps on sums computed where the rows live."
+    rows = as_rows(rows)
+    cov = _check_columns(rows.dtypes, covariates, 'covariates')
+    cols = cov + _check_columns(rows.dtypes, response, 'response') + ([] if arm_column is None else _check_columns(rows.dtypes, arm_column, 'arm_column'))
+    max_iter, tol = check_size(max_iter, 'max_iter', 1), check_positive(tol, 'tol')
+    chunk = functools.partial(_logit_chunk, d=len(cov), arm=None if arm_column is None else float(arm))
+    at = lambda b: rows.map_reduce(functools.partial(chunk, beta=b), cols)
+    beta = np.zeros(len(cov) + 1)
+    (ll,), g, H = at(beta)
+    for _ in range(max_iter):
+        step, t = np.linalg.lstsq(H, g, rcond=None)[0], 1.0
+        while True:  # step halving: the log-likelihood must not fall
+            (ll_new,), g_new, H_new = at(beta + t * step)
+            if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-6: break
+            t /= 2
+        beta, ll, g, H = beta + t * step, ll_new, g_new, H_new
+        if np.abs(t * step).max() < tol: break
+    return beta
 
 # %% ../nbs/02b_backend.ipynb #e1dc8e4a
 def stack_groups(values: np.ndarray,  # (rows, k) rows sorted by group, as `group_map` gives them

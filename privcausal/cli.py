@@ -487,7 +487,7 @@ def _ipw_command(args):
 # %% ../nbs/09_cli.ipynb #5f6860fb
 from . import wate as _wate
 
-# %% ../nbs/09_cli.ipynb #98fea5cc
+# %% ../nbs/09_cli.ipynb #4ee8d069
 def _wate_arguments(p):
     _data_options(p)
     _release_options(p)
@@ -511,7 +511,7 @@ def _wate_settings(args):
 
 def _wate_dask(args, settings, ledger):
     "`privcausal wate --dask`: WATE on a Dask frame; only the M partition statistics reach this process."
-    _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other'), ('non_private', '--non-private')])
+    _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
     with dask_client(args.dask):
         ddf, names = _dask_frame(args)
         if args.dry_run:
@@ -520,7 +520,13 @@ def _wate_dask(args, settings, ledger):
         sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
         res = _released(_wate.wate, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
                         ledger=ledger, n_rows=args.n_rows, **sampling, **settings)
-    return _output(res, args, covariates=names)
+        npw = (_wate.nonprivate_wate(ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
+                                     estimand=args.estimand) if args.non_private else None)
+    result, text = _output(res, args, covariates=names)
+    if npw is not None:
+        result, text = _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
+                                    {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
+    return result, text
 
 
 @command('wate', help='private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', arguments=_wate_arguments)

@@ -131,7 +131,7 @@ import warnings
 from privcausal.ipw import pp_ipw
 from privcausal.mechanisms import NoiseSource, ResearchNoise
 from privcausal.propensity import private_propensity
-from privcausal.wate import simulate_wate, wate, wate_estimands
+from privcausal.wate import nonprivate_wate, simulate_wate, wate, wate_estimands
 
 try: import dask.dataframe as dd
 except ImportError: dd = None  # the tests below are then skipped by their fixture
@@ -214,6 +214,13 @@ def test_wate_on_dask_equals_in_memory(inproc_client):
         assert type(dsk) is type(mem)
         assert abs(dsk.released_tau - mem.released_tau) <= 1e-8 and abs(dsk.released_variance - mem.released_variance) <= 1e-8
         assert abs(dsk.estimate - mem.estimate) <= 1e-8 and _max_diff(dsk.ci, mem.ci) <= 1e-8
+    # NOT PRIVATE diagnostics of the same partition, and the full-data comparator, computed where the rows live
+    (_, dg_d), (_, dg_m) = (wate(f, estimand='ATT', rng=np.random.default_rng(2), diagnostics=True, **kw) for f in (ddf, pdf))
+    assert abs(dg_d.tau_bar - dg_m.tau_bar) <= 1e-8 and dg_d.n_failed == dg_m.n_failed and dg_d.n_truncated == dg_m.n_truncated
+    for k in ('ATE', 'ATT', 'ATC'):
+        a, b = (nonprivate_wate(f, outcome='y', treatment='z', estimand=k) for f in (pdf, ddf))
+        assert abs(a.estimate - b.estimate) <= 1e-8 and abs(a.variance - b.variance) <= 1e-10 and b.n == a.n
+    assert abs(dg_d.nonprivate.estimate - nonprivate_wate(pdf, outcome='y', treatment='z', estimand='ATT').estimate) <= 1e-8
     both_m = wate_estimands(pdf, estimands=('ATE', 'ATC'), rng=np.random.default_rng(4), **kw)
     both_d = wate_estimands(ddf, estimands=('ATE', 'ATC'), rng=np.random.default_rng(4), **kw)
     for k in ('ATE', 'ATC'): assert abs(both_d[k].estimate - both_m[k].estimate) <= 1e-8
@@ -263,8 +270,6 @@ def test_declared_n_rows_is_checked(inproc_client):
     ddf = dd.from_pandas(_ipw_frame(1000), npartitions=2)
     with pytest.raises(ValueError, match='declared number of rows'):
         pp_ipw(ddf, **IPW, n_rows=999, rng=Untouchable())
-    with pytest.raises(ValueError, match='diagnostics=True is not available on a Dask frame'):
-        wate(dd.from_pandas(_wate_frame(500), npartitions=2), outcome='y', treatment='z', epsilon=1.0, diagnostics=True)
     with pytest.raises(ValueError, match='split: a split column is not supported'):
         pp_ipw(ddf, **IPW, split=np.ones(1000, bool), rng=Untouchable())
 
@@ -367,7 +372,11 @@ def test_cli_dask_address_wate_and_errors(inproc_client, tmp_path):
         assert code_c == 0 and code_m == 0, err_c + err_m
         d, c, m = json.loads(out), json.loads(out_c), json.loads(out_m)
         assert abs(d['estimate'] - m['estimate']) <= 1e-8 and abs(c['estimate'] - m['estimate']) <= 1e-8
-        for extra, msg in [(['--non-private'], '--dask: --non-private'), (['--categorical', 'x1=a,b'], '--dask: --categorical'),
+        code, out_np, err = _cli(['wate', glob_, '--dask', addr, '--non-private'] + args)
+        assert code == 0 and 'NOT PRIVATE' in err
+        assert json.loads(out_np)['non_private']['estimate'] == pytest.approx(
+            nonprivate_wate(pdf, outcome='y', treatment='z').estimate, abs=1e-8)
+        for extra, msg in [(['--categorical', 'x1=a,b'], '--dask: --categorical'),
                            (['--n-rows', '1999'], 'declared number of rows (1999)')]:
             code, out, err = _cli(['wate', glob_, '--dask', addr] + args + extra)
             assert code == 2 and msg in err, err
