@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'check_epsilon', 'check_delta', 'check_sensitivity', 'check_value', 'check_positive',
-           'check_bound', 'check_finite_number', 'check_fraction', 'check_int', 'check_size', 'check_choice',
-           'check_estimand', 'check_calibration', 'check_lam', 'check_tol', 'check_constant', 'check_propensity_bounds',
-           'check_truncation', 'check_numeric_dtype', 'check_finite', 'check_binary_treatment', 'check_binary_outcome',
-           'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball']
+__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'check_epsilon', 'check_delta', 'check_sensitivity',
+           'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction', 'check_int',
+           'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
+           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'check_finite',
+           'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
+           'project_to_unit_ball', 'check_unit_ball']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -183,7 +184,7 @@ def check_calibration(calibration: str,  # 'analytic' or 'classical'
                          "use calibration='analytic' (valid for any epsilon)")
     return calibration
 
-# %% ../nbs/00a_checks.ipynb #9626bc21
+# %% ../nbs/00a_checks.ipynb #93a6ab53
 def check_lam(lam,  # $\lambda$
               name: str = 'lam',  # argument name for the message (e.g. 'lam (lambda of eq. (5))')
               lower: float | None = None,  # smallest allowed $\lambda$, inclusive (None: any $\lambda > 0$)
@@ -203,11 +204,17 @@ def check_lam(lam,  # $\lambda$
     return float(lam)
 
 
+MIN_TOL = 1e-14  # below this a gradient norm is rounding error: the certificate (and the sensitivity) would be false
+
+
 def check_tol(tol,  # $\tau$, the gradient tolerance the solver certifies
              ) -> float:  # `tol` as a float
     "Validate the certified gradient tolerance: a finite number > 0."
     if not _is_real(tol) or not 0 < tol < math.inf:
         raise ValueError(f'tol (the certified gradient tolerance) must be a finite number > 0, got {tol!r}')
+    if tol < MIN_TOL:
+        raise ValueError(f'tol (the certified gradient tolerance) must be at least {MIN_TOL:g}: a smaller gradient cannot be '
+                         f'certified in double precision, got {tol!r}')
     return float(tol)
 
 # %% ../nbs/00a_checks.ipynb #feb52e59
@@ -220,7 +227,10 @@ def check_constant(constant,  # the constant feature $c\in(0,1)$, or None (no in
         raise ValueError(f'{name} must lie in (0, 1) or be None, got {constant!r}')
     return float(constant)
 
-# %% ../nbs/00a_checks.ipynb #155bb8f2
+# %% ../nbs/00a_checks.ipynb #a84349a8
+MIN_PROPENSITY_BOUND = 1e-6  # weights up to 1e6; smaller bounds give no usable release and overflow its algebra
+
+
 def check_propensity_bounds(clip,  # $\omega\in(0,\frac12]$ meaning $[\omega, 1-\omega]$, or a pair $(\omega_1,\omega_2)$
                             name: str = 'clip',  # argument name for messages
                            ) -> tuple:  # $(\omega_1, \omega_2)$ as floats
@@ -231,12 +241,17 @@ def check_propensity_bounds(clip,  # $\omega\in(0,\frac12]$ meaning $[\omega, 1-
     if _is_real(clip):
         w = float(clip)
         if not (0 < w <= 0.5): raise ValueError(f'{name} (omega) must lie in (0, 1/2], got {clip!r}')
+        if w < MIN_PROPENSITY_BOUND:
+            raise ValueError(f'{name} (omega) must be at least {MIN_PROPENSITY_BOUND:g} (weights up to 1/omega), got {clip!r}')
         return (w, 1 - w)
     try: w1, w2 = (float(v) for v in clip)
     except (TypeError, ValueError):
         raise ValueError(f'{name} must be a number omega in (0, 1/2] or a pair (omega1, omega2), got {clip!r}') from None
     if not (0 < w1 <= w2 < 1) or not (math.isfinite(w1) and math.isfinite(w2)):
         raise ValueError(f'{name}: need 0 < omega1 <= omega2 < 1, got ({w1!r}, {w2!r})')
+    if w1 < MIN_PROPENSITY_BOUND or 1 - w2 < MIN_PROPENSITY_BOUND:
+        raise ValueError(f'{name}: need omega1 >= {MIN_PROPENSITY_BOUND:g} and omega2 <= 1 - {MIN_PROPENSITY_BOUND:g} '
+                         f'(weights up to 1/omega), got ({w1!r}, {w2!r})')
     return (w1, w2)
 
 

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #b508d1f2
+# %% ../nbs/09_cli.ipynb #9dee4abb
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -79,15 +79,18 @@ FLAGS = {  # Python keyword -> command-line flag
     'hsic_bandwidths': '--hsic-bandwidth', 'score': '--score', 'privacy': '--privacy', 'covariates': '--covariates',
     'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical', 'other': '--other',
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
+    'calibration': '--calibration',
 }
 
-FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'}}  # where one Python name means another flag
+FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
+                    'wate': {'estimator': 'estimator'}}  # (wate has one estimator: no --estimator flag)
 _ACTIVE = {'command': None}  # the command being run, for `flag_names`
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
 _NAME = re.compile(r'(?<![\w-])(' + _ALT + r')(?=\s*(?:=|must|\(|:|,|;|$| is| needs| gives| has| of the| exceeds| leaves| requested))')
 _COST = re.compile(r'PrivacyCost\([^)]*\)')  # a printed cost keeps its field names
+_ASSIGN = re.compile(r"(?<![\w-])(" + _ALT + r")='([^']*)'")  # calibration='analytic' -> --calibration analytic
 
 
 def flag_names(message: str,  # an error or warning text from a Python function
@@ -95,6 +98,7 @@ def flag_names(message: str,  # an error or warning text from a Python function
     "Rewrite Python keyword names in `message` into the command-line flags that set them."
     flags = {**FLAGS, **FLAGS_BY_COMMAND.get(_ACTIVE['command'], {})}
     def rewrite(text):
+        text = _ASSIGN.sub(lambda m: f'{flags[m.group(1)]} {m.group(2)}', text)
         text = _SWITCH.sub(lambda m: flags[m.group(1)], text)
         return _NAME.sub(lambda m: flags[m.group(1)], text)
     out, last = [], 0

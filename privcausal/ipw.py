@@ -31,12 +31,12 @@ from .propensity import (ERMFit, INTERCEPT_CONSTANT, PrivatePropensityModel, aug
                                    project_to_unit_ball, row_norms)
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_PART_ROWS', 'PLAN_DRAWS', 'ipw_unit_weights', 'arm_weight_range',
-           'max_unit_weight', 'ipw_normaliser', 'ipw_estimate', 'hajek_estimate', 'ipw_sensitivity', 'variance_scale',
-           'hajek_sensitivity', 'hajek_sums', 'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums',
-           'hajek_interval', 'random_split', 'check_fit_fraction', 'split_mask', 'IPWPlan', 'plan_ipw',
-           'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'pp_ipw', 'ESTIMANDS', 'check_propensity_bounds',
-           'check_choice']
+__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE', 'MIN_PART_ROWS', 'PLAN_DRAWS',
+           'MAX_OUTCOME_BOUND', 'ipw_unit_weights', 'arm_weight_range', 'max_unit_weight', 'ipw_normaliser',
+           'ipw_estimate', 'hajek_estimate', 'ipw_sensitivity', 'variance_scale', 'hajek_sensitivity', 'hajek_sums',
+           'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums', 'hajek_interval', 'random_split',
+           'check_fit_fraction', 'split_mask', 'IPWPlan', 'plan_ipw', 'solve_plan_ipw', 'Stage', 'IPWRelease',
+           'IPWDiagnostics', 'pp_ipw', 'ESTIMANDS', 'check_propensity_bounds', 'check_choice']
 
 # %% ../nbs/04_ipw.ipynb #ae761bca
 from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
@@ -145,12 +145,15 @@ def ipw_sensitivity(n: int,  # the normaliser: $n$ (or the public arm size for n
         raise ValueError(f'outcome_bound must be a finite number > 0, got {outcome_bound!r}')
     return 2 * float(outcome_bound) * max_unit_weight(bounds, estimand) / int(n)
 
-# %% ../nbs/04_ipw.ipynb #4bb07025
+# %% ../nbs/04_ipw.ipynb #17b3e2c7
 def _var_block_sensitivity(H1, l1, H0, l0):
     "Sensitivity of the variance block $(D_t, P_t/H)_t$ alone: the larger of the same-arm bounds and the arm switch."
     H = max(H1, H0)
     return math.sqrt(max(H1 ** 2 + ((H1 ** 2 - l1 ** 2) / H) ** 2, H0 ** 2 + ((H0 ** 2 - l0 ** 2) / H) ** 2,
                          H1 ** 2 + H0 ** 2 + (H1 ** 4 + H0 ** 4) / H ** 2))
+
+
+MIN_SHARE, MAX_SHARE = 1e-6, 0.999  # a share outside these starves one block of budget; refused as absurd
 
 
 def variance_scale(bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -159,8 +162,8 @@ def variance_scale(bounds: tuple,  # $(\omega_1,\omega_2)$
                    estimator: str = 'hajek',  # 'hajek' (per-arm $D_t$, $P_t$) or 'ht' (one sum of squares)
                   ) -> float:  # $\gamma$ with $\gamma^2S_{\rm var}^2 = \frac{s}{1-s}S_{\rm mean}^2$
     "The public scale $\\gamma$ of the variance block, from its share of the sensitivity."
-    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not 0 <= share < 1:
-        raise ValueError(f'variance_share must lie in [0, 1), got {share!r}')
+    if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (share == 0 or MIN_SHARE <= share <= MAX_SHARE):
+        raise ValueError(f'variance_share must be 0 or lie in [{MIN_SHARE:g}, {MAX_SHARE:g}], got {share!r}')
     (l1, H1), (l0, H0) = arm_weight_range(bounds, estimand)
     Hm = max(H1, H0)
     s_var = _var_block_sensitivity(H1, l1, H0, l0) if estimator == 'hajek' else Hm ** 2
@@ -195,7 +198,7 @@ def hajek_sums(u,  # length-n outcomes divided by $C_y$ (in [-1, 1])
     second = [w @ (u * u * t), w2 @ t, w @ (u * u * c), w2 @ c]
     return np.stack(first + [gamma * v for v in second], axis=-1)
 
-# %% ../nbs/04_ipw.ipynb #533d219d
+# %% ../nbs/04_ipw.ipynb #04f78f89
 @dataclasses.dataclass(frozen=True)
 class EffectFromSums:
     "The estimate and its uncertainty, computed from the released sums (post-processing)."
@@ -212,7 +215,8 @@ def _sqrt0(v): return float(math.sqrt(max(float(v), 0.0)))
 def _dof(total_var, noise_sd_of_var):
     "Satterthwaite: a variance estimate with known noise sd behaves like chi^2 with 2 V^2 / sd^2 degrees of freedom."
     if noise_sd_of_var <= 0: return math.inf
-    return max(2 * total_var ** 2 / noise_sd_of_var ** 2, 1.0)
+    r = total_var / noise_sd_of_var
+    return max(2 * r * r, 1.0)
 
 
 def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
@@ -226,7 +230,7 @@ def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8
     v = np.asarray(sums, dtype=float)
     ranges, C = arm_weight_range(bounds, estimand), float(outcome_bound)
     H = max(hi for _, hi in ranges)
-    means, samp, samp_noise2, noise_var = [], 0.0, 0.0, 0.0
+    means, samp, samp_noise2, noise_var = [], 0.0, 0.0, 0.0  # in units of C_y (scaled at the end: no overflow)
     for k, (lo, hi) in enumerate(ranges):  # treated (k=0), then control (k=1)
         A, B = float(v[2 * k]), max(float(v[2 * k + 1]), lo)
         mt = min(max(A / B, -1.0), 1.0)
@@ -234,15 +238,16 @@ def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8
             D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
             deff, resid = min(max(P / B, lo), hi), D - 2 * mt * A + mt * mt * B  # resid: sum w (u - m)^2, noisy
             cap = B * (1 + abs(mt)) ** 2  # sum w (u - m)^2 <= B max (u - m)^2: a public bound on what resid estimates
-            samp += C * C * deff * min(max(resid, 0.0), cap) / B ** 2
-            xi = (C * C / B ** 2) * sigma * math.sqrt(deff ** 2 * (1 / gamma ** 2 + 4 * mt ** 2 + mt ** 4)
-                                                      + (resid * H / (gamma * B)) ** 2)  # noise sd of the sampling term
-            samp_noise2 += min(xi, C * C * deff * cap / (2 * B ** 2)) ** 2  # a value kept in [0, c] has sd <= c/2
-        else: samp += C * C * hi / B
-        m2 = max(mt * mt - (sigma / B) ** 2, 0.0)  # m_t^2 less the noise variance of the plug-in m_t
-        means.append(C * mt); noise_var += C * C * sigma ** 2 * (1 + m2) / B ** 2
+            samp += deff * min(max(resid, 0.0), cap) / B / B
+            xi = sigma / B / B * math.hypot(deff * math.sqrt(1 / gamma ** 2 + 4 * mt ** 2 + mt ** 4),
+                                             resid * H / (gamma * B))  # noise sd of the sampling term
+            samp_noise2 += min(xi, deff * (1 + abs(mt)) ** 2 / (2 * B)) ** 2  # a value kept in [0, c] has sd <= c/2
+        else: samp += hi / B
+        r = sigma / B  # products, not powers: an astronomically noisy release gives inf, never an OverflowError
+        m2 = max(mt * mt - r * r, 0.0)  # m_t^2 less the noise variance of the plug-in m_t
+        means.append(mt); noise_var += r * r * (1 + m2)
     total = noise_var + samp
-    return EffectFromSums(means[0] - means[1], _sqrt0(total), _sqrt0(noise_var), tuple(means),
+    return EffectFromSums(C * (means[0] - means[1]), C * _sqrt0(total), C * _sqrt0(noise_var), (C * means[0], C * means[1]),
                           _dof(total, math.sqrt(samp_noise2)))
 
 # %% ../nbs/04_ipw.ipynb #322e5f41
@@ -275,14 +280,14 @@ def ht_from_sums(sums,  # the released (noisy) $\frac{C_y}N(\sum a_i)$ or $\frac
     var = scale * scale * samp + sigma ** 2
     return EffectFromSums(float(v[0]), _sqrt0(var), float(sigma), (), _dof(var, samp_noise))
 
-# %% ../nbs/04_ipw.ipynb #118f919b
+# %% ../nbs/04_ipw.ipynb #19057b5a
 def _quantile(p, dof):
     "The normal quantile, or Student's t with `dof` degrees of freedom."
     return float(ndtri(p)) if math.isinf(dof) else float(stats.t.ppf(p, dof))
 
 
-def _arm_pivot(v, k, lo, hi, H, sigma, gamma):
-    "m -> the squared Fieller pivot of arm k (0 treated, 1 control) from the released vector `v` (units of $C_y$)."
+def _arm_denominator(v, k, lo, hi, H, sigma, gamma):
+    "m -> the variance of $A_t - mB_t$ for arm k: the exact noise part plus the estimated (or bounded) sampling part."
     A, B = float(v[2 * k]), float(v[2 * k + 1])
     Bf = max(B, lo)
     if gamma > 0:
@@ -290,9 +295,25 @@ def _arm_pivot(v, k, lo, hi, H, sigma, gamma):
         deff = min(max(P / Bf, lo), hi)
         samp = lambda m: deff * np.clip(D - 2 * m * A + m * m * B, 0.0, Bf * (1 + np.abs(m)) ** 2)
     else: samp = lambda m: hi * Bf * (1 + np.abs(m)) ** 2
-    return lambda m: (A - m * B) ** 2 / (sigma * sigma * (1 + m * m) + samp(m))
+    return lambda m: sigma * sigma * (1 + m * m) + samp(m)
 
 
+def _arm_pivot(v, k, lo, hi, H, sigma, gamma):
+    "m -> the squared Fieller pivot of arm k (0 treated, 1 control) from the released vector `v` (units of $C_y$)."
+    A, B, denominator = float(v[2 * k]), float(v[2 * k + 1]), _arm_denominator(v, k, lo, hi, H, sigma, gamma)
+    return lambda m: (A - m * B) ** 2 / denominator(m)
+
+
+def _arm_grid(v, k, lo, hi, H, sigma, gamma, q2, points):
+    "Candidate means of arm k: a uniform grid over [-1, 1] and a fine one around the plug-in mean, on its own scale."
+    A, B = float(v[2 * k]), max(float(v[2 * k + 1]), lo)
+    m_hat = min(max(A / B, -1.0), 1.0)
+    se = math.sqrt(float(_arm_denominator(v, k, lo, hi, H, sigma, gamma)(np.array([m_hat]))[0])) / B  # sd of m_hat, about
+    local = m_hat + 6 * math.sqrt(q2) * se * np.linspace(-1, 1, points) if math.isfinite(se) and se > 0 else np.array([])
+    return np.unique(np.clip(np.concatenate([np.linspace(-1, 1, points), local, [m_hat]]), -1.0, 1.0))
+
+
+@np.errstate(over='ignore', invalid='ignore')  # an astronomically noisy release: inf/NaN pivots simply do not pass
 def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                    outcome_bound: float,  # $C_y$
                    bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -301,29 +322,23 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
                    gamma: float = 0.0,  # $\gamma$ of the variance block (0: the public variance bound)
                    alpha: float = 0.05,  # the interval is at level $1-\alpha$
                    dof: float = math.inf,  # $\nu$: Satterthwaite degrees of freedom (`hajek_from_sums(...).dof`)
-                   grid: int = 801,  # grid points per arm
+                   grid: int = 401,  # points per arm of each of its two grids (uniform on [-1, 1]; around its plug-in mean)
                   ) -> tuple:  # (lower, upper), within $[-2C_y, 2C_y]$
     "The $1-\\alpha$ interval for $\\tau$ by inverting the profile of the two arms' Fieller pivots (post-processing)."
     v, C = np.asarray(sums, dtype=float), float(outcome_bound)
     ranges = arm_weight_range(bounds, estimand)
     H, q2 = max(hi for _, hi in ranges), _quantile(1 - alpha / 2, dof) ** 2
-    pivots = [_arm_pivot(v, k, lo, hi, H, sigma, gamma) for k, (lo, hi) in enumerate(ranges)]
-    coarse = np.linspace(-1, 1, 401)
-    step, spans = coarse[1] - coarse[0], []
-    for g in pivots:  # each arm's own region: the profile can only pass where both pivots do
-        ok = np.flatnonzero(g(coarse) <= q2)
-        if len(ok) == 0: return (-2 * C, 2 * C)
-        spans.append((max(coarse[ok[0]] - step, -1.0), min(coarse[ok[-1]] + step, 1.0)))
-    h = max(max(b - a for a, b in spans), 1e-12) / (grid - 1)  # one step for both arms: tau = (a1 - a0) + (i - j) h
-    g1, g0 = (g(np.minimum(a + h * np.arange(grid), 1.0)) for g, (a, _) in zip(pivots, spans))
-    prof = np.full(2 * grid - 1, np.inf)  # prof[i - j + grid - 1] = min over pairs (i, j) of g1[i] + g0[j]
-    for i in range(grid):
-        seg = prof[i:i + grid][::-1]
-        np.minimum(seg, g1[i] + g0, out=seg)
-    ok = np.flatnonzero(prof <= q2)
-    if len(ok) == 0: return (-2 * C, 2 * C)
-    base = spans[0][0] - spans[1][0] - (grid - 1) * h
-    return (C * max(base + ok[0] * h, -2.0), C * min(base + ok[-1] * h, 2.0))
+    accepted = []
+    for k, (lo, hi) in enumerate(ranges):  # each arm's own region: the profile can only pass where both pivots do
+        m = _arm_grid(v, k, lo, hi, H, sigma, gamma, q2, grid)
+        g = _arm_pivot(v, k, lo, hi, H, sigma, gamma)(m)
+        if not (g <= q2).any(): return (-2 * C, 2 * C)
+        accepted.append((m[g <= q2], g[g <= q2]))
+    (m1, g1), (m0, g0) = accepted
+    ok = g1[:, None] + g0[None, :] <= q2  # every pair of accepted means whose summed pivot passes
+    if not ok.any(): return (-2 * C, 2 * C)
+    tau = m1[:, None] - m0[None, :]
+    return (C * max(float(tau[ok].min()), -2.0), C * min(float(tau[ok].max()), 2.0))
 
 # %% ../nbs/04_ipw.ipynb #f711eb54
 MIN_PART_ROWS = 10  # a part with fewer rows is refused (a check of public sizes): the noise would swamp everything
@@ -494,7 +509,7 @@ class IPWPlan:
 
     def _repr_html_(self): return '<pre>' + html.escape(self.summary()) + '</pre>'
 
-# %% ../nbs/04_ipw.ipynb #1653efe4
+# %% ../nbs/04_ipw.ipynb #21c9eca1
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -549,10 +564,14 @@ def _part_sizes(n_rows, fit_fraction, m):
     if m is None: m = int(round(check_fit_fraction(fit_fraction) * n_rows))
     n = int(n_rows) - int(m)
     for part, size in (('fitting part (m)', m), ('estimation part (n)', n)):
-        if size < MIN_PART_ROWS: raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed')
+        if size < MIN_PART_ROWS:
+            raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #6900a534
+# %% ../nbs/04_ipw.ipynb #2e481c6e
+MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
+
+
 def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
              d: int,  # covariates (without the intercept)
              epsilon: float,  # $\varepsilon$ of the whole release
@@ -589,6 +608,8 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
     (eps_m, del_m, arg_m), (eps_n, del_n, arg_n) = _stage_budgets(epsilon, delta, epsilon_fit, delta_fit,
                                                                   epsilon_estimate, delta_estimate, calibration)
     C, bounds = check_bound(outcome_bound, 'outcome_bound', '|y| <= C'), check_propensity_bounds(clip)
+    if C > MAX_OUTCOME_BOUND:
+        raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {outcome_bound!r}')
     if covariate_bound is not None: covariate_bound = check_bound(covariate_bound, 'covariate_bound', '||x|| <= R')
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {d!r}')
     c = INTERCEPT_CONSTANT if intercept else None
@@ -597,6 +618,7 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
     S_m = erm_sensitivity(m, lam, check_tol(tol))
     sigma_m = gaussian_sigma(S_m, eps_m, del_m, calibration, arg_m)
     p1, s_y = check_fraction(treated_share, 'treated_share'), C / 2 if outcome_sd is None else check_bound(outcome_sd, 'outcome_sd', 'sd')
+    if s_y > MAX_OUTCOME_BOUND: raise ValueError(f'outcome_sd must be at most {MAX_OUTCOME_BOUND:g}, got {outcome_sd!r}')
     N = _ht_normaliser(n, normalisation, estimand, arm_size, p1)
     gamma, S_n, sigma_n = _effect_calibration(estimator, estimand, bounds, share, eps_n, del_n, calibration, arg_n, C / N)
     check_delta(alpha, 'alpha')

@@ -457,3 +457,20 @@ def test_audit_of_whole_release():
     stat = lambda r: float(np.dot([r.sums[k] / (4.0 if 'outcome' in k else 1.0) for k in keys], diff[:4]))
     res = audit(mech, (y0, t0), (y1, t1), n_samples=3000, rng=np.random.default_rng(0), epsilon=1.0, delta=1e-6, statistic=stat)
     assert not res.violated
+
+
+def test_hajek_post_processing_never_fails_on_extreme_released_vectors():
+    "Nothing after the charge can fail: the estimate and the interval are finite for any released vector (a fuzz)."
+    from privcausal.ipw import hajek_from_sums, hajek_interval, variance_scale, MAX_OUTCOME_BOUND, MIN_SHARE
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        C = float(rng.choice([1e-12, 1.0, 1e6, MAX_OUTCOME_BOUND]))
+        est = str(rng.choice(['ATE', 'ATT', 'ATC']))
+        bounds = [(1e-6, 1 - 1e-6), (0.05, 0.95), (0.5, 0.5), (0.01, 0.3)][rng.integers(4)]
+        share = float(rng.choice([0.0, MIN_SHARE, 0.1, 0.999]))
+        gamma = variance_scale(bounds, est, share)
+        v = rng.normal(size=8) * 10.0 ** rng.uniform(-300, 300, size=8)
+        sigma = float(10.0 ** rng.uniform(-10, 200))
+        r = hajek_from_sums(v, C, bounds, est, sigma, gamma)
+        lo, hi = hajek_interval(v, C, bounds, est, sigma, gamma, 0.05, r.dof)
+        assert np.isfinite([r.estimate, lo, hi]).all() and r.std_error >= 0 and -2 * C <= lo <= hi <= 2 * C, (C, est, bounds, share, v, sigma)
