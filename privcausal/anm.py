@@ -268,13 +268,15 @@ def _check_xy(x, y):
     if len(out[0]) < 8: raise ValueError(f'x and y need at least 8 records (4 for training, 4 for testing), got {len(out[0])}')
     return out
 
-# %% ../nbs/07_anm.ipynb #7b4a8c66
+# %% ../nbs/07_anm.ipynb #c359223d
 def _bounds(bounds, name):
     if bounds is None:
         raise ValueError(f'{name} must give PUBLIC bounds (lower, upper) of the variable, stated before seeing the data')
     if isinstance(bounds, numbers.Real) and not isinstance(bounds, bool):
         bounds = (-float(bounds), float(bounds))
-    try: lo, hi = (float(v) for v in bounds)
+    try:
+        if any(isinstance(v, bool) for v in bounds): raise TypeError  # True is not a bound
+        lo, hi = (float(v) for v in bounds)
     except (TypeError, ValueError): raise ValueError(f'{name} must be (lower, upper) or a number B for [-B, B], got {bounds!r}') from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f'{name} must be finite with lower < upper, got {bounds!r}')
@@ -875,7 +877,7 @@ def _unsafe_reasons(privacy, n, lam, residual_constant, mechanism, ptr, iqr_thre
         if reason: reasons.append(reason)
     return tuple(reasons)
 
-# %% ../nbs/07_anm.ipynb #c25e24ac
+# %% ../nbs/07_anm.ipynb #be9be7e6
 PLAN_OPTIONS = dict(hsic_bandwidths=(0.5, 0.5), hsic_bound='theorem3', hsic_train_form='paper', residual_constant='corrected',
                     iqr_threshold='safe', iqr_accounting='record', allow_unsafe=False)  # the options of a release and their defaults
 
@@ -886,6 +888,8 @@ def _plan(n_train, n_test, lam, score, epsilon, delta, privacy, margin=None, **o
     if unknown: raise TypeError(f'unknown option(s) {sorted(unknown)}; the options are {sorted(PLAN_OPTIONS)}')
     o = {**PLAN_OPTIONS, **options}
     epsilon, delta = check_options(score, privacy, epsilon, delta)
+    for k in ('iqr_threshold', 'iqr_accounting'):  # an IQR setting with another score would be silently ignored
+        if score != 'iqr' and o[k] != PLAN_OPTIONS[k]: raise ValueError(f"{k} applies only to score='iqr', got score={score!r}")
     n, m = _check_sizes(n_train, n_test)
     lam, hb, margin = _krr_lam(lam), _check_hsic_bandwidths(o['hsic_bandwidths']), _check_margin(margin)
     if score == 'iqr':
