@@ -8,5 +8,5 @@ for a in "paper 2000 ATE 1000" "mixed 4000 ATE 1000" "mixed 4000 ATT 1000" "ihdp
          "mixed 20000 ATE 500" "mixed 20000 ATT 500"; do python study.py $a $E; done > results.jsonl
 S=77000
 for a in "paper 2000 ATE 1000" "mixed 4000 ATE 1000" "mixed 4000 ATT 1000" "mixed 20000 ATE 1000" "mixed 20000 ATT 1000" \
-         "ihdp 747 ATE 1000" "ihdp 747 ATT 1000"; do python study2.py $a $E $S; done > results2.jsonl
+         "ihdp 747 ATE 1000" "ihdp 747 ATT 1000"; do python study.py $a $E $S; done > results2.jsonl
 python pooled.py
