@@ -21,8 +21,9 @@ from .accounting import PrivacyCost, PrivacyLedger, charge
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'ESTIMANDS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask',
            'partition_labels', 'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows',
-           'CausalRows', 'causal_rows', 'LogisticERM', 'fit_logistic_rows', 'ArmSums', 'arm_sums', 'RowsCheck',
-           'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map', 'release_from_statistics']
+           'CausalRows', 'causal_rows', 'LogisticERM', 'accelerated_steps', 'fit_logistic_rows', 'ArmSums', 'arm_sums',
+           'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map',
+           'release_from_statistics']
 
 # %% ../nbs/02b_backend.ipynb #48bfe021
 from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size
@@ -498,7 +499,7 @@ class LogisticERM:
         return (f'LogisticERM(NOT PRIVATE: m={self.m}, d={len(self.weights)}, lam={self.lam:g}, objective={self.objective:.6g}, '
                 f'grad_norm={self.grad_norm:.2e} <= tol={self.tol:g}: {self.certified}, n_iter={self.n_iter}, passes={self.passes})')
 
-# %% ../nbs/02b_backend.ipynb #fb3b12d6
+# %% ../nbs/02b_backend.ipynb #778e3aeb
 def _newton_pass(rows, w, lam, kw, hessian=True):
     "J, its gradient and (if asked) its Hessian at `w`, from one pass over the rows."
     (m, loss), g, H, n_clipped = rows.map_reduce(functools.partial(_logistic_chunk, w=w, hessian=hessian, **kw),
@@ -511,16 +512,21 @@ def _newton_pass(rows, w, lam, kw, hessian=True):
     return loss / m + 0.5 * lam * w @ w, g / m + lam * w, H, m, int(n_clipped)
 
 
-def _accelerated_steps(lam, beta, grad_norm, tol):
-    "Steps of Nesterov's method that certify a gradient norm <= tol (Bubeck 2015, Thm 3.18), as `propensity.accelerated_steps`."
+def accelerated_steps(lam: float,  # $\lambda$ (strong convexity)
+                      beta: float,  # $\beta$ (smoothness), e.g. $\lambda + 1/4$ for rows in the unit ball
+                      grad_norm: float,  # $\|\mathbf g_1\|$ at the start
+                      tol: float,  # $\tau$
+                     ) -> int:  # steps after which $\|\nabla J(\mathbf y_t)\|\le\tau$ is guaranteed
+    "Accelerated-gradient steps that certify $\\|\\nabla J\\|\\le\\tau$ (Bubeck 2015, Thm 3.18, with strong convexity and smoothness; the argument is on the propensity page)."
     if grad_norm <= tol: return 0
-    return 1 + math.ceil(math.sqrt(beta / lam) * math.log(beta * (lam + beta) * grad_norm ** 2 / (lam ** 2 * tol ** 2)))
+    kappa = beta / lam
+    return 1 + math.ceil(math.sqrt(kappa) * math.log(beta * (lam + beta) * grad_norm ** 2 / (lam ** 2 * tol ** 2)))
 
 
 def _accelerated(rows, w, g, lam, tol, kw, check_every=20):
     "The fallback when Newton has not certified the point: Nesterov's method, one pass per step, until the certificate."
     beta = lam + 0.25  # the model's rows lie in the unit ball, so the Hessian of J is at most (1/4 + lam) I
-    steps, rk = _accelerated_steps(lam, beta, float(np.linalg.norm(g)), tol), math.sqrt(beta / lam)
+    steps, rk = accelerated_steps(lam, beta, float(np.linalg.norm(g)), tol), math.sqrt(beta / lam)
     momentum, x, y_prev, y = (rk - 1) / (rk + 1), w, w, w
     for k in range(1, steps + 1):
         y = x - g / beta
