@@ -198,7 +198,7 @@ def hajek_sums(u,  # length-n outcomes divided by $C_y$ (in [-1, 1])
     second = [w @ (u * u * t), w2 @ t, w @ (u * u * c), w2 @ c]
     return np.stack(first + [gamma * v for v in second], axis=-1)
 
-# %% ../nbs/04_ipw.ipynb #04f78f89
+# %% ../nbs/04_ipw.ipynb #bbeaebe7
 @dataclasses.dataclass(frozen=True)
 class EffectFromSums:
     "The estimate and its uncertainty, computed from the released sums (post-processing)."
@@ -219,6 +219,12 @@ def _dof(total_var, noise_sd_of_var):
     return max(2 * r * r, 1.0)
 
 
+def _variance_block(v, k, lo, hi, H, gamma, B):
+    "Arm k's noisy $D_t=\\sum w u^2$ and design effect $P_t/B_t$ (kept in $[l_t, H_t]$) from the released variance block."
+    D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
+    return D, min(max(P / B, lo), hi)
+
+
 def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                     outcome_bound: float,  # $C_y$
                     bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -235,8 +241,8 @@ def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8
         A, B = float(v[2 * k]), max(float(v[2 * k + 1]), lo)
         mt = min(max(A / B, -1.0), 1.0)
         if gamma > 0:
-            D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
-            deff, resid = min(max(P / B, lo), hi), D - 2 * mt * A + mt * mt * B  # resid: sum w (u - m)^2, noisy
+            D, deff = _variance_block(v, k, lo, hi, H, gamma, B)
+            resid = D - 2 * mt * A + mt * mt * B  # resid: sum w (u - m)^2, noisy
             cap = B * (1 + abs(mt)) ** 2  # sum w (u - m)^2 <= B max (u - m)^2: a public bound on what resid estimates
             samp += deff * min(max(resid, 0.0), cap) / B / B
             xi = sigma / B / B * math.hypot(deff * math.sqrt(1 / gamma ** 2 + 4 * mt ** 2 + mt ** 4),
@@ -280,7 +286,7 @@ def ht_from_sums(sums,  # the released (noisy) $\frac{C_y}N(\sum a_i)$ or $\frac
     var = scale * scale * samp + sigma ** 2
     return EffectFromSums(float(v[0]), _sqrt0(var), float(sigma), (), _dof(var, samp_noise))
 
-# %% ../nbs/04_ipw.ipynb #19057b5a
+# %% ../nbs/04_ipw.ipynb #83dd1f02
 def _quantile(p, dof):
     "The normal quantile, or Student's t with `dof` degrees of freedom."
     return float(ndtri(p)) if math.isinf(dof) else float(stats.t.ppf(p, dof))
@@ -291,8 +297,7 @@ def _arm_denominator(v, k, lo, hi, H, sigma, gamma):
     A, B = float(v[2 * k]), float(v[2 * k + 1])
     Bf = max(B, lo)
     if gamma > 0:
-        D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
-        deff = min(max(P / Bf, lo), hi)
+        D, deff = _variance_block(v, k, lo, hi, H, gamma, Bf)
         samp = lambda m: deff * np.clip(D - 2 * m * A + m * m * B, 0.0, Bf * (1 + np.abs(m)) ** 2)
     else: samp = lambda m: hi * Bf * (1 + np.abs(m)) ** 2
     return lambda m: sigma * sigma * (1 + m * m) + samp(m)
