@@ -171,12 +171,20 @@ def laplace_scale(sensitivity: float,  # $\Delta_1$, the $L_1$ (for a scalar: ab
     sensitivity, epsilon = check_sensitivity(sensitivity), check_epsilon(epsilon)
     return check_noise_scale(sensitivity / epsilon, 'laplace', f'epsilon={epsilon!r}')
 
-# %% ../nbs/00_mechanisms.ipynb #49124e2a
-def _gaussian_delta(sigma, sensitivity, epsilon):
+# %% ../nbs/00_mechanisms.ipynb #3295b07a
+_ROUNDING = 2.0 ** -45  # relative error allowed per term of the profile, per unit of its argument's size (about 1e-14)
+
+
+def _gaussian_delta(sigma, sensitivity, epsilon, upper=False):
     r = sensitivity / sigma
     a, b = r / 2 - epsilon / r, -r / 2 - epsilon / r
     # e^eps Phi(b) <= Phi(a) <= 1, so the exponent is <= 0 in exact arithmetic; the min keeps exp from overflowing
-    return max(0.0, float(ndtr(a) - math.exp(min(epsilon + float(log_ndtr(b)), 0.0))))
+    t1, lb = float(ndtr(a)), epsilon + float(log_ndtr(b))
+    t2 = math.exp(min(lb, 0.0))
+    d = max(0.0, t1 - t2)
+    if not upper: return d
+    # the two terms nearly cancel when delta is tiny: add a bound on their rounding errors (calibration only)
+    return d + _ROUNDING * ((1 + a * a) * t1 + (1 + abs(lb)) * t2)
 
 
 def gaussian_delta(sigma: float,  # $\sigma$, standard deviation of the Gaussian noise
@@ -199,7 +207,7 @@ def gaussian_sigma_classical(sensitivity: float,  # $\Delta_2$, the $L_2$ sensit
     return check_noise_scale(sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, 'gaussian',
                              f'epsilon={epsilon!r}')
 
-# %% ../nbs/00_mechanisms.ipynb #759a6f75
+# %% ../nbs/00_mechanisms.ipynb #84928091
 def gaussian_sigma_analytic(sensitivity: float,  # $\Delta_2$, the $L_2$ sensitivity
                             epsilon: float,  # $\varepsilon > 0$ (any size)
                             delta: float,  # $\delta \in (0, 1)$
@@ -213,7 +221,7 @@ def gaussian_sigma_analytic(sensitivity: float,  # $\Delta_2$, the $L_2$ sensiti
 
 @functools.lru_cache(maxsize=4096)  # pure and called once per release, so worth remembering
 def _sigma_analytic(sensitivity, epsilon, delta, rtol):
-    too_much = lambda s: _gaussian_delta(s, sensitivity, epsilon) > delta
+    too_much = lambda s: _gaussian_delta(s, sensitivity, epsilon, upper=True) > delta  # with the rounding margin
     lo = hi = sensitivity
     while too_much(hi):
         if hi > _MAX_NOISE_SCALE: return math.inf  # refused by check_noise_scale

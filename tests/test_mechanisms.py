@@ -81,7 +81,8 @@ def test_classical_meets_delta_and_analytic_is_tight(delta):
         assert gaussian_delta(s_c, 1.0, eps) <= delta, (eps, delta)
         assert s_a <= s_c, (eps, delta)
         assert gaussian_delta(s_a, 1.0, eps) <= delta
-        assert abs(gaussian_delta(s_a, 1.0, eps) / delta - 1) < 1e-9, (eps, delta)
+        # tight: below delta by at most the rounding margin the calibration adds (the terms cancel when delta is tiny)
+        assert abs(gaussian_delta(s_a, 1.0, eps) / delta - 1) < (1e-9 if delta >= 1e-5 else 1e-7), (eps, delta)
 
 
 @pytest.mark.parametrize('eps', [1.0, 2.0, 5.0, 10.0, 50.0])
