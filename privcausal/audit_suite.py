@@ -20,9 +20,9 @@ from . import anm, ipw, mechanisms, propensity, wate
 from .mechanisms import ResearchNoise, audit, clopper_pearson
 
 # %% auto #0
-__all__ = ['REFUSED', 'RAISED', 'ZERO_SEED', 'VERDICTS', 'IPW_KEY_PAIRS', 'ANM_OPTIONS', 'ZeroNoise', 'NeighbourPair',
-           'changed_records', 'check_neighbours', 'value_pairs', 'ptr_pairs', 'iqr_edge_data', 'iqr_edges',
-           'iqr_edge_pairs', 'iqr_zero_pair', 'propensity_pairs', 'propensity_clip_pairs', 'ipw_pairs',
+__all__ = ['REFUSED', 'RAISED', 'ZERO_SEED', 'VERDICTS', 'IPW_KEY_PAIRS', 'IPW_CURVATURE_PAIR', 'ANM_OPTIONS', 'ZeroNoise',
+           'NeighbourPair', 'changed_records', 'check_neighbours', 'value_pairs', 'ptr_pairs', 'iqr_edge_data',
+           'iqr_edges', 'iqr_edge_pairs', 'iqr_zero_pair', 'propensity_pairs', 'propensity_clip_pairs', 'ipw_pairs',
            'ipw_clip_pairs', 'wate_pairs', 'anm_pairs', 'anm_iqr_pairs', 'anm_train_iqr_pairs', 'released_numbers',
            'output_signature', 'AuditCase', 'collect', 'fast_path', 'linear_statistic', 'shape_bound', 'message_bound',
            'audit_case', 'stated_privacy', 'mechanism_cases', 'iqr_cases', 'propensity_cases', 'ipw_option_sets',
@@ -201,7 +201,7 @@ def propensity_clip_pairs(m: int = 12,  # rows
     e1 = np.eye(d)[0]
     return [_pair('row beyond the ball (clipped)', base, _replace(base, 0, X=3 * e1), 'a row at 3x the unit sphere, clipped back to it')]
 
-# %% ../nbs/08_audit.ipynb #cbebd9c2
+# %% ../nbs/08_audit.ipynb #0dbedbc0
 def ipw_pairs(n_fit: int = 12,  # rows of the fitting part $\mathcal D_m$ (the first ones)
               n_estimate: int = 12,  # rows of the estimation part $\mathcal D_n$
               d: int = 2,  # covariates
@@ -236,6 +236,7 @@ def ipw_pairs(n_fit: int = 12,  # rows of the fitting part $\mathcal D_m$ (the f
             P('D_n: switch arm', base, _replace(base, i_est, treatment=0), 'a treated record at +C_y becomes a control', part='estimate', same_arms=False),
             P('D_n: treated 1 -> 0', est1, _replace(est1, i_est, treatment=0), 'the estimation part loses its only treated unit', part='estimate', same_arms=False),
             P('D_n: treated 2 -> 1', est2, _replace(est2, i_est, treatment=0), 'two treated in the estimation part become one', part='estimate', same_arms=False),
+            P('D_n: x -> orthogonal x', base, _replace(base, i_est, X=np.eye(d)[1]), 'an estimation row on the sphere turns by 90 degrees (the curvature release)', part='estimate'),
             P('D_m: x -> -x', base, _replace(base, i_fit, X=-e1), 'a fitting row on the sphere moves to its antipode', part='fit'),
             P('D_m: x -> -x and label flip', base, _replace(base, i_fit, X=-e1, treatment=0), 'a fitting row on the sphere flips', part='fit', same_arms=False),
             P('D_m: treated 1 -> 0', fit1, _replace(fit1, i_fit, treatment=0), 'the fitting part loses its only treated unit', part='fit', same_arms=False),
@@ -765,8 +766,9 @@ def propensity_cases(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon
         cases += [_case('propensity.private_propensity', opts, p, run, (eps, delta)) for p in pairs]
     return cases
 
-# %% ../nbs/08_audit.ipynb #5be85f83
+# %% ../nbs/08_audit.ipynb #df26f8f6
 IPW_KEY_PAIRS = ('D_n: y = +C_y -> -C_y', 'D_n: y = +C_y -> -C_y (control)', 'D_n: treated 2 -> 1', 'D_n: treated 1 -> 0')
+IPW_CURVATURE_PAIR = 'D_n: x -> orthogonal x'  # audited with the debiasing step on
 
 
 def _ipw_option_sets():
@@ -802,6 +804,7 @@ def _ipw_setup(epsilon, delta, clip, outcome_bound):
                                                              for e in others if e != sig['estimator'].default]
     if 'intercept' in sig: sets.append(({'intercept': not sig['intercept'].default}, epsilon))
     if 'variance_share' in sig: sets.append(({'variance_share': 0.5}, epsilon))
+    if 'debias' in sig: sets.append(({'debias': True}, epsilon))  # the curvature release and the step (off by default at these sizes)
     clips = dict(zip(('clip_outcomes', 'clip_rows'), ipw_clip_pairs(outcome_bound=outcome_bound)))
     sets += [({flag: True}, epsilon) for flag in clips if flag in sig]
     rows, seen = [], {}
@@ -841,7 +844,8 @@ def ipw_cases(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon`/2)
         if status != 'audited': continue
         arms_public = (getattr(probe, 'arm_size', None) is not None) or 'same treatment' in str(getattr(probe, 'privacy_unit', ''))
         flag = next((f for f in clips if opts.get(f)), None)
-        chosen = [clips[flag]] if flag else [p for p in pairs if (k == 0 or p.name in IPW_KEY_PAIRS) and (p.same_arms or not arms_public)]
+        keys = IPW_KEY_PAIRS + (IPW_CURVATURE_PAIR,) * bool(opts.get('debias'))  # the curvature moves with the rows of D_n only
+        chosen = [clips[flag]] if flag else [p for p in pairs if (k == 0 or p.name in keys) and (p.same_arms or not arms_public)]
         cases += [_case('ipw.pp_ipw', opts, p, run, (eps, delta)) for p in chosen]
     return cases
 

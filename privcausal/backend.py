@@ -21,9 +21,9 @@ from .accounting import PrivacyCost, PrivacyLedger, charge
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'ESTIMANDS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask',
            'partition_labels', 'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows',
-           'CausalRows', 'causal_rows', 'LogisticERM', 'accelerated_steps', 'fit_logistic_rows', 'ArmSums', 'arm_sums',
-           'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map',
-           'release_from_statistics']
+           'CausalRows', 'causal_rows', 'LogisticERM', 'accelerated_steps', 'fit_logistic_rows',
+           'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows',
+           'stack_groups', 'partition_map', 'release_from_statistics']
 
 # %% ../nbs/02b_backend.ipynb #48bfe021
 from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size
@@ -574,6 +574,26 @@ def fit_logistic_rows(rows,  # `Rows`, or a frame for `as_rows`
     w = np.array(w, dtype=float)
     w.flags.writeable = False
     return LogisticERM(w, float(f), float(np.linalg.norm(g)), it, passes + extra, m, lam, n_clipped, tol, extra)
+
+# %% ../nbs/02b_backend.ipynb #30fa98a4
+def logistic_hessian_rows(rows,  # `Rows`, or a frame for `as_rows`
+                          *,
+                          covariates: list,  # covariate columns
+                          treatment: str,  # 0/1 treatment column (checked, not used by the curvature)
+                          weights,  # the model $\mathbf w$ at which the curvature is taken (constant's weight last)
+                          select: Callable | None = None,  # `select(index)` -> bool mask of the rows, None = all
+                          covariate_bound: float = 1.0,  # $R$: covariates are divided by it
+                          constant: float | None = None,  # the public intercept feature $c$
+                          clip_rows: bool = False,  # project rows outside the ball onto it instead of raising
+                         ) -> tuple:  # (the k x k sum, rows selected)
+    "$\\sum_i \\pi_{\\mathbf w}(\\mathbf z_i)(1-\\pi_{\\mathbf w}(\\mathbf z_i))\\,\\mathbf z_i\\mathbf z_i^\\top$ over the selected rows, from one pass where they live."
+    rows = as_rows(rows)
+    kw = dict(covariates=_check_columns(rows.dtypes, covariates, 'covariates'), treatment=_check_columns(rows.dtypes, treatment, 'treatment')[0],
+              bound=check_positive(covariate_bound, 'covariate_bound'), constant=check_constant(constant, 'constant'), clip=bool(clip_rows), select=select)
+    (m, _), _, H, _ = rows.map_reduce(functools.partial(_logistic_chunk, w=np.asarray(weights, dtype=float), hessian=True, **kw),
+                                      kw['covariates'] + [kw['treatment']])
+    k = len(weights)
+    return (np.asarray(H, dtype=float).reshape(k, k) if int(m) else np.zeros((k, k))), int(m)
 
 # %% ../nbs/02b_backend.ipynb #3a7e48ca
 def _arm_weights(p, t, estimand, lo=None, hi=None, bounding='clip'):

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #9dee4abb
+# %% ../nbs/09_cli.ipynb #b7074ebb
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -79,7 +79,7 @@ FLAGS = {  # Python keyword -> command-line flag
     'hsic_bandwidths': '--hsic-bandwidth', 'score': '--score', 'privacy': '--privacy', 'covariates': '--covariates',
     'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical', 'other': '--other',
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
-    'calibration': '--calibration',
+    'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share',
 }
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
@@ -352,7 +352,7 @@ def _plan_output(plan, ledger, kind):
 # %% ../nbs/09_cli.ipynb #e07b651c
 from . import ipw as _ipw
 
-# %% ../nbs/09_cli.ipynb #701502ce
+# %% ../nbs/09_cli.ipynb #fc6671fe
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -373,6 +373,9 @@ def _ipw_arguments(p):
     p.add_argument('--calibration', default='analytic', choices=['analytic', 'classical'],
                    help="Gaussian calibration: 'analytic' (any epsilon, default) or 'classical' (epsilon < 1, the paper's)")
     p.add_argument('--bounding', default='clip', choices=['clip', 'trim'], help="propensity bounding ('trim': --estimator ht, ATE)")
+    p.add_argument('--debias', default='auto', choices=['auto', 'on', 'off'],
+                   help="one Newton step on a released curvature against the propensity model's shrinkage ('auto': a public rule)")
+    p.add_argument('--hessian-share', type=float, metavar='PI', help='--debias: share of the effect stage spent on the curvature (default 0.25)')
     p.add_argument('--treated-share', type=float, default=0.5, metavar='P', help='--dry-run: assumed share of treated rows')
     p.add_argument('--outcome-sd', type=float, metavar='SD', help='--dry-run: assumed outcome sd per arm (default C/2)')
     p.add_argument('--clip-outcomes', action='store_true', help='clip outcomes beyond C (announced) instead of refusing')
@@ -431,6 +434,8 @@ def _ipw_settings(args):
              clip=args.propensity_bound, estimand=args.estimand, estimator=args.estimator, intercept=not args.no_intercept,
              lam=args.lam, fit_fraction=args.fit_fraction, calibration=args.calibration, bounding=args.bounding)
     if args.variance_share is not None: s['variance_share'] = args.variance_share
+    s['debias'] = {'auto': None, 'on': True, 'off': False}[args.debias]
+    if args.hessian_share is not None: s['hessian_share'] = args.hessian_share
     if args.normalisation is not None:
         if args.estimator != 'ht': raise ValueError("--normalisation applies to --estimator ht only (hajek needs none)")
         s['normalisation'] = args.normalisation
@@ -640,7 +645,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #549a1be7
+# %% ../nbs/09_cli.ipynb #746b60ea
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -668,3 +673,7 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     except (ValueError, TypeError, KeyError, FileNotFoundError, RuntimeError) as e:
         print(f'privcausal: error: {flag_names(str(e))}', file=sys.stderr)
         raise SystemExit(2)
+
+# %% ../nbs/09_cli.ipynb #dfd0abda
+#| eval: false
+if __name__ == '__main__': main()  # `python -m privcausal.cli ...` is the console script too (not run in the notebook)

@@ -96,6 +96,8 @@ def test_every_release_function_and_option_is_covered(cases):
     assert any(o.get('clip') for o in an)  # clipping requested
     ip = opts('ipw.pp_ipw')
     assert {o.get('estimand', 'ATE') for o in ip} == set(ipw.ESTIMANDS)
+    assert any(o.get('debias') for o in ip)  # the curvature release of the debiasing step
+    assert {c.pair.name for c in cases if c.function == 'ipw.pp_ipw' and c.options.get('debias')} >= {A.IPW_CURVATURE_PAIR}
     sets = A.ipw_option_sets()
     used = sets[sets.status == 'audited'].options.tolist() + sets[sets.status.str.startswith('same as')].options.tolist()
     assert sets[sets.status == 'audited'].label.tolist() == list(dict.fromkeys(A._fmt_options(o) for o in ip))

@@ -172,7 +172,7 @@ class Untouchable(NoiseSource):
 def _max_diff(a, b): return float(np.max(np.abs(np.subtract(a, b))))
 
 
-@pytest.mark.parametrize('extra', [{}, {'estimator': 'ht'}, {'estimand': 'ATT', 'variance_share': 0.2}])
+@pytest.mark.parametrize('extra', [{}, {'estimator': 'ht'}, {'estimand': 'ATT', 'variance_share': 0.2}, {'debias': True}])
 def test_pp_ipw_on_dask_equals_in_memory(inproc_client, extra):
     "Same data, same seed: the same split, fit, sums before noise and released numbers after it (Hájek is the default)."
     pdf = _ipw_frame()
@@ -317,6 +317,23 @@ def test_worker_failure_mid_computation_leaves_ledger_uncharged(inproc_client):
     _READS['left'] = 10**9  # and when nothing fails, the same call charges once
     pp_ipw(ddf, **IPW, rng=np.random.default_rng(0), ledger=ledger)
     assert len(ledger.entries) == 1
+
+
+@pytest.mark.parametrize('fail_on', ['arm_sums', 'logistic_hessian_rows'])
+def test_diagnostics_passes_run_before_the_charge(inproc_client, monkeypatch, fail_on):
+    "With diagnostics (the CLI's --non-private) and the debiasing step, every pass over the rows precedes the charge."
+    import privcausal.ipw as ipw_module
+    real, calls = getattr(ipw_module, fail_on), {'n': 0}
+    def flaky(*a, **k):  # the last pass of this kind (the non-private model's) fails, as a lost worker would
+        calls['n'] += 1
+        if calls['n'] == 2: raise OSError('worker lost')
+        return real(*a, **k)
+    monkeypatch.setattr(ipw_module, fail_on, flaky)
+    ledger = PrivacyLedger(5.0, 1e-3)
+    with pytest.raises(OSError, match='worker lost'):
+        pp_ipw(dd.from_pandas(_ipw_frame(4000), npartitions=4), **IPW, debias=True, diagnostics=True,
+               rng=np.random.default_rng(0), ledger=ledger)
+    assert ledger.spent == (0.0, 0.0) and ledger.entries == ()
 
 
 # ---------------------------------------------------------------- the command line: --dask on a Parquet glob

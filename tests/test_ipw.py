@@ -382,7 +382,9 @@ def test_plan_contract_and_inversion():
                                                     (5.0, 'hajek', 'ATT'), (1.0, 'ht', 'ATE')])
 def test_planned_noise_sd_matches_realised(eps, estimator, estimand):
     """Over 250 seeded releases on one data set, the estimate's spread around its noise-free value is the plan's (to 10%).
-    The plan assumes weight sums near their expectation, i.e. a well-estimated propensity model: epsilon_fit = 50."""
+    The plan assumes weight sums near their expectation, i.e. a well-estimated propensity model: epsilon_fit = 50, and it
+    is given a well-informed planner's guesses about the design: the arm means and the spread of the true logit (1.28).
+    At epsilon = 5 the debiasing step is on (the public rule), so its share of the budget is in the plan too."""
     X, t, y, _ = imbalanced_design(4000, np.random.default_rng(1))
     kw = dict(X=X, outcome=y, treatment=t, epsilon=50.0, epsilon_estimate=eps, delta=1e-6, outcome_bound=12.0,
               covariate_bound=5.0, clip=0.05, split=np.arange(4000) % 2 == 0, estimator=estimator, estimand=estimand,
@@ -393,7 +395,8 @@ def test_planned_noise_sd_matches_realised(eps, estimator, estimand):
         draws = [pp_ipw(rng=np.random.default_rng(s), diagnostics=True, **kw) for s in range(250)]
     realised = np.std([r.estimate - dg.tau_n for r, dg in draws])
     planned = plan_ipw(4000, 5, 50.0, 1e-6, 12.0, 0.05, estimator=estimator, estimand=estimand, epsilon_estimate=eps,
-                       treated_share=0.24, **({'intercept': False, 'lam': 0.1} if estimator == 'ht' else {})).noise_sd
+                       treated_share=0.24, outcome_mean={'ATE': (3.3, 0.85), 'ATT': (4.1, 1.7)}[estimand], propensity_sd=1.28,
+                       **({'intercept': False, 'lam': 0.1} if estimator == 'ht' else {})).noise_sd
     assert abs(realised / planned - 1) < 0.10, (realised, planned)
 
 
@@ -474,3 +477,85 @@ def test_hajek_post_processing_never_fails_on_extreme_released_vectors():
         r = hajek_from_sums(v, C, bounds, est, sigma, gamma)
         lo, hi = hajek_interval(v, C, bounds, est, sigma, gamma, 0.05, r.dof)
         assert np.isfinite([r.estimate, lo, hi]).all() and r.std_error >= 0 and -2 * C <= lo <= hi <= 2 * C, (C, est, bounds, share, v, sigma)
+
+
+# --- the debiasing step ------------------------------------------------------------------------------------------
+
+def test_debias_rule_is_public_and_switches_with_m_epsilon():
+    "The default step is decided from n, d, epsilon and delta only: off at small n*epsilon, on at large; given values win."
+    small, large = plan_ipw(4000, 5, 1.0, 1e-6, 12.0, 0.02), plan_ipw(4000, 5, 50.0, 1e-6, 12.0, 0.02)
+    assert not small.debias and small.debias_rule.startswith('auto: off') and small.hessian_share == 0
+    assert large.debias and large.debias_rule.startswith('auto: share') and 0.2 < large.hessian_share < 0.25
+    shares = [plan_ipw(4000, 5, e, 1e-6, 12.0, 0.02).hessian_share for e in np.geomspace(1, 1000, 40)]
+    assert all(a <= b for a, b in zip(shares, shares[1:])) and shares[0] == 0 and shares[-1] > 0.24  # grows with epsilon
+    budgets = [plan_ipw(4000, 5, e, 1e-6, 12.0, 0.02).epsilon_effect for e in np.geomspace(1, 1000, 40)]
+    assert all(a < b for a, b in zip(budgets, budgets[1:]))  # the sums' own budget never falls as epsilon grows
+    assert not plan_ipw(4000, 5, 50.0, 1e-6, 12.0, 0.02, estimator='ht').debias  # the paper's release never steps by default
+    assert not plan_ipw(4000, 5, 50.0, 1e-6, 12.0, 0.02, debias=False).debias
+    forced = plan_ipw(4000, 5, 1.0, 1e-6, 12.0, 0.02, debias=True, hessian_share=0.1)
+    assert forced.debias and forced.debias_rule == 'given: on' and forced.epsilon_hessian == pytest.approx(0.1)
+    assert forced.effect_noise_sd > small.effect_noise_sd  # the sums get the rest of the effect stage
+    assert forced.noise_sd > small.noise_sd
+    c = forced.cost
+    assert (c.epsilon, c.delta) == (1.0, 1e-6) and c.components[1].composition == 'sequential'
+    for bad in (0.0, 1.0, -0.2, 'a'):
+        with pytest.raises(ValueError, match='hessian_share'): plan_ipw(4000, 5, 1.0, 1e-6, 12.0, 0.02, debias=True, hessian_share=bad)
+    with pytest.raises(ValueError, match='debias'): plan_ipw(4000, 5, 1.0, 1e-6, 12.0, 0.02, debias='yes')
+    assert not plan_ipw(4000, 5, 1.0, 1e-6, 12.0, 0.02, debias=False, hessian_share=0.0).debias  # an unused share is not checked
+
+
+def test_debias_release_contract_and_budget():
+    "With the step on: the ledger is charged once, exactly the guarantee; the curvature and the step are released; refusals come first."
+    X, t, y = synth(N=2000)
+    ledger = PrivacyLedger(5.0, 1e-5)
+    kw = dict(BASE, epsilon=5.0, debias=True)
+    rel, dg = pp_ipw(X=X, outcome=y, treatment=t, ledger=ledger, rng=np.random.default_rng(0), diagnostics=True, **kw)
+    assert ledger.spent == (5.0, 1e-6) and len(ledger.entries) == 1
+    assert [s.name for s in rel.stages] == ['propensity', 'curvature', 'ATE']
+    assert math.fsum(s.epsilon for s in rel.stages[1:]) <= 5.0
+    r = rel.released()
+    k = rel.propensity.d + 1
+    assert sum(key.startswith('propensity_curvature[') for key in r) == k * (k + 1) // 2
+    assert [r[f'debiased_weight[{n}]'] for n in ('x0', 'x1', 'x2', 'x3', '(constant)')] == rel.effect_weights.tolist()
+    assert rel.to_dict()['settings']['debias'] is True and 'tau_hat' not in rel.summary()
+    assert np.isfinite([rel.estimate, dg.tau_hat, dg.tau_n]).all()
+    # bad input: refused before any noise (the untouchable source) and before any charge
+    before = ledger.spent
+    with pytest.raises(ValueError, match='outcome_bound'):
+        pp_ipw(X=X, outcome=y * 10, treatment=t, ledger=ledger, rng=Untouchable(), **kw)
+    with pytest.raises(ValueError, match='hessian_share'):
+        pp_ipw(X=X, outcome=y, treatment=t, ledger=ledger, rng=Untouchable(), hessian_share=2.0, **kw)
+    assert ledger.spent == before
+
+
+@pytest.mark.parametrize('case', ['no treated in D_n', 'one arm overall', 'constant covariates', 'huge separation'])
+def test_debias_degenerate_data_are_ordinary_releases(case):
+    "Nothing about the data changes whether the step runs, its calibration or the release's shape."
+    X, t, y = synth(N=400)
+    split = np.arange(400) < 200
+    t2, X2 = t.copy(), X.copy()
+    if case == 'no treated in D_n': t2[200:] = 0
+    elif case == 'one arm overall': t2[:] = 1
+    elif case == 'constant covariates': X2 = np.full_like(X, 0.3)
+    else: X2 = np.where(t[:, None] == 1, 1, -1) * np.eye(4)[0] * 0.999  # the treatment is a function of the rows
+    kw = dict(BASE, epsilon=5.0, split=split, debias=True)
+    ref = pp_ipw(X=X, outcome=y, treatment=t, rng=np.random.default_rng(0), **kw)
+    rel = pp_ipw(X=X2, outcome=y, treatment=t2, rng=np.random.default_rng(0), **kw)
+    assert rel.stages == ref.stages and rel.released().keys() == ref.released().keys()
+    assert np.isfinite(rel.effect_weights).all() and np.isfinite([rel.estimate, rel.std_error]).all()
+
+
+def test_debias_step_removes_most_of_the_shrinkage_with_a_known_curvature():
+    "With no curvature noise and no ridge the step is the Newton step from the penalised fit: much closer to the unpenalised fit."
+    from privcausal.ipw import debias_weights
+    from privcausal.propensity import augment_constant, fit_logistic_erm
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(20_000, 3)) / 4
+    Z = augment_constant(X / np.maximum(np.linalg.norm(X, axis=1), 1)[:, None])
+    t = rng.binomial(1, expit(Z @ np.array([4.0, -3.0, 2.0, -1.5])))
+    pen, unpen = fit_logistic_erm(Z, t, 0.003), fit_logistic_erm(Z, t, 1e-7)
+    p = expit(Z @ pen.weights)
+    S = (Z.T * (p * (1 - p))) @ Z
+    step = debias_weights(pen.weights, S, len(Z), 0.003, 1e-9)
+    gap = lambda w: np.linalg.norm(w - unpen.weights)
+    assert gap(step) < 0.2 * gap(pen.weights)
