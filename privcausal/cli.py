@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #b7074ebb
+# %% ../nbs/09_cli.ipynb #daa24c7d
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -79,7 +79,7 @@ FLAGS = {  # Python keyword -> command-line flag
     'hsic_bandwidths': '--hsic-bandwidth', 'score': '--score', 'privacy': '--privacy', 'covariates': '--covariates',
     'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical', 'other': '--other',
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
-    'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share',
+    'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share', 'propensity_sd': '--propensity-sd',
 }
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
@@ -352,7 +352,7 @@ def _plan_output(plan, ledger, kind):
 # %% ../nbs/09_cli.ipynb #e07b651c
 from . import ipw as _ipw
 
-# %% ../nbs/09_cli.ipynb #fc6671fe
+# %% ../nbs/09_cli.ipynb #21c5b4cf
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -378,6 +378,8 @@ def _ipw_arguments(p):
     p.add_argument('--hessian-share', type=float, metavar='PI', help='--debias: share of the effect stage spent on the curvature (default 0.25)')
     p.add_argument('--treated-share', type=float, default=0.5, metavar='P', help='--dry-run: assumed share of treated rows')
     p.add_argument('--outcome-sd', type=float, metavar='SD', help='--dry-run: assumed outcome sd per arm (default C/2)')
+    p.add_argument('--propensity-sd', type=float, default=0.0, metavar='S',
+                   help='--dry-run: assumed sd of the true logit propensity over units (default 0: all at the treated share)')
     p.add_argument('--clip-outcomes', action='store_true', help='clip outcomes beyond C (announced) instead of refusing')
     p.add_argument('--clip-rows', action='store_true', help='project covariate rows beyond R onto the ball (announced)')
     split = p.add_mutually_exclusive_group()
@@ -451,7 +453,7 @@ def _ipw_dask(args, settings, ledger):
         if args.dry_run:
             plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
             plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), treated_share=args.treated_share,
-                                 outcome_sd=args.outcome_sd, **plan_kw)
+                                 outcome_sd=args.outcome_sd, propensity_sd=args.propensity_sd, **plan_kw)
             return _plan_output(plan, ledger, 'ipw')
         out = _released(_ipw.pp_ipw, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
@@ -480,7 +482,7 @@ def _ipw_command(args):
         plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
         n_fit = int((df[args.split_column].astype(str).str.strip().str.lower() == 'fit').sum()) if args.split_column else None
         plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, treated_share=args.treated_share,
-                             outcome_sd=args.outcome_sd, **plan_kw)
+                             outcome_sd=args.outcome_sd, propensity_sd=args.propensity_sd, **plan_kw)
         return _plan_output(plan, ledger, 'ipw')
     frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
     split = df[args.split_column] if args.split_column else None
