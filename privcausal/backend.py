@@ -25,8 +25,8 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'ESTIMANDS', 'PermutationKey', 'permutation_
            'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows',
            'stack_groups', 'partition_map', 'release_from_statistics']
 
-# %% ../nbs/02b_backend.ipynb #48bfe021
-from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size
+# %% ../nbs/02b_backend.ipynb #f5fdf93f
+from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
@@ -435,7 +435,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #19e09a72
+# %% ../nbs/02b_backend.ipynb #3c7e16a0
 _BALL_TOL = 1e-12  # as in privcausal.propensity: rounding slack of a row at norm 1 after division
 
 
@@ -452,13 +452,13 @@ def _design(A, covariates, bound, constant, clip):
     d = len(covariates)
     X = np.empty((len(A), d + (constant is not None)))
     np.multiply(A[:, :d], 1.0 / bound, out=X[:, :d])
-    norms2 = np.einsum('ij,ij->i', X[:, :d], X[:, :d])
-    over = norms2 > (1 + _BALL_TOL) ** 2
+    norms = row_norms(X[:, :d])  # rescaled where the squared norm would overflow
+    over = norms > 1 + _BALL_TOL
     n_over = int(over.sum())
     if n_over and not clip:
         raise ValueError('covariate_bound: some covariate rows lie outside the ball of this public bound; state a bound '
                          'that holds for every row, or ask for clipping (clip_rows=True); not shown: counts come from the data')
-    if n_over: X[over, :d] /= np.sqrt(norms2[over])[:, None]
+    if n_over: X[over, :d] /= norms[over][:, None]
     if constant is not None:  # the public intercept: rows (sqrt(1 - c^2) x, c) stay in the unit ball
         X[:, :d] *= math.sqrt(1 - constant * constant)
         X[:, d] = constant

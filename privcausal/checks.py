@@ -369,7 +369,7 @@ def check_same_index(**args):  # name=value pairs; the pandas ones must share on
                              f'position: align them first (e.g. {k} = {k}.loc[{first}.index]) or pass numpy arrays '
                              '(.to_numpy()) to pair rows by position on purpose')
 
-# %% ../nbs/00a_checks.ipynb #d8fbf770
+# %% ../nbs/00a_checks.ipynb #438cae4f
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
@@ -391,8 +391,15 @@ def as_float_matrix(X,  # a 2-d array or DataFrame of numbers
 
 def row_norms(X: np.ndarray,  # an n x d float array
              ) -> np.ndarray:  # length n
-    "L2 norm of each row (einsum: no n x d temporary)."
-    return np.sqrt(np.einsum('ij,ij->i', X, X))
+    "L2 norm of each row (einsum: no n x d temporary); a row whose squared norm overflows is rescaled by its largest entry first."
+    with np.errstate(over='ignore'):
+        norms = np.sqrt(np.einsum('ij,ij->i', X, X))
+    big = np.isinf(norms)
+    if big.any():  # finite entries of 1e154 or more: the sum of squares overflows, the norm does not
+        Y = X[big]
+        m = np.abs(Y).max(axis=1)
+        norms[big] = m * np.sqrt(np.einsum('ij,ij->i', Y / m[:, None], Y / m[:, None]))
+    return norms
 
 # %% ../nbs/00a_checks.ipynb #d9153123
 def project_to_unit_ball(X: np.ndarray,  # n x d float array
