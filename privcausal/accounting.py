@@ -192,7 +192,7 @@ def _write_atomic(path: Path, doc: dict):
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
-# %% ../nbs/01_accounting.ipynb #07836126
+# %% ../nbs/01_accounting.ipynb #57e7bdd9
 class BudgetExceededError(ValueError):
     "Raised when a spend would take a `PrivacyLedger` past its total; nothing was recorded or released."
 
@@ -290,7 +290,10 @@ class PrivacyLedger:
         try: d = json.loads(path.read_text())
         except FileNotFoundError: raise FileNotFoundError(f'ledger file {str(path)!r} does not exist') from None
         except json.JSONDecodeError as e: raise ValueError(f'ledger file {str(path)!r} is not valid JSON ({e})') from None
-        ledger = cls.from_dict(d)
+        try: ledger = cls.from_dict(d)
+        except (ValueError, TypeError, KeyError) as e:  # a hand-edited or corrupted file: name the file, not a user argument
+            raise ValueError(f'ledger file {str(path)!r} does not hold a valid ledger (an entry or total is missing, '
+                             f'negative, zero or not finite: {type(e).__name__}); restore it from a backup') from None
         ledger._path = path if autosave else None
         return ledger
 
