@@ -25,10 +25,10 @@ from .mechanisms import (NoiseSource, check_noise_scale, gaussian_sigma_analytic
 
 # %% auto #0
 __all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'augment_constant', 'ERMFit', 'erm_objective', 'fit_logistic_erm',
-           'erm_sensitivity', 'gaussian_sigma', 'lam_tradeoff', 'default_lam', 'PrivatePropensityModel',
-           'privatise_weights', 'fit_erm_rows', 'private_propensity', 'CALIBRATIONS', 'as_float_matrix', 'row_norms',
-           'project_to_unit_ball', 'check_unit_ball', 'check_constant', 'check_lam', 'check_tol', 'check_calibration',
-           'accelerated_steps']
+           'erm_sensitivity', 'gaussian_sigma', 'typical_curvature', 'lam_tradeoff', 'default_lam',
+           'PrivatePropensityModel', 'privatise_weights', 'fit_erm_rows', 'private_propensity', 'CALIBRATIONS',
+           'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'check_constant', 'check_lam',
+           'check_tol', 'check_calibration', 'accelerated_steps']
 
 # %% ../nbs/03_propensity.ipynb #452084cc
 from .checks import (CALIBRATIONS, as_float_matrix, check_binary_treatment, check_calibration, check_constant,
@@ -234,9 +234,18 @@ def gaussian_sigma(sensitivity: float,  # $L_2$ sensitivity $S$
     except ValueError as e: raise ValueError(f'{argument}: {e}') from None
     return check_noise_scale(sigma, 'gaussian', argument)
 
-# %% ../nbs/03_propensity.ipynb #cc6fde0f
+# %% ../nbs/03_propensity.ipynb #d8ba482c
 LAM_RANGE = (1e-6, 10.0)  # the default lambda is clamped to this interval
 ROW_NORM = 0.5  # $r$: the typical row norm, relative to the public bound, that the default lambda assumes
+
+
+def typical_curvature(d: int,  # covariates (without the constant feature)
+                      constant: float | None = INTERCEPT_CONSTANT,  # the constant feature $c$ (rows shrunk by $s=\sqrt{1-c^2}$)
+                      r: float = ROW_NORM,  # typical covariate-row norm $r$, relative to the public bound
+                     ) -> tuple:  # ($s$, $\kappa = s^2r^2/(4d)$)
+    "The public curvature of a typical slope direction that the default $\\lambda$ assumes (and PP-IPW's debiasing rule)."
+    s = 1.0 if constant is None else math.sqrt(1 - constant ** 2)
+    return s, (s * r) ** 2 / (4 * d)
 
 
 def lam_tradeoff(lam,  # $\lambda$ (a number or an array)
@@ -248,8 +257,7 @@ def lam_tradeoff(lam,  # $\lambda$ (a number or an array)
                 ) -> tuple:  # (relative regularisation bias of the slopes, noise sd of the covariate part of the predictor)
     "The two terms of the proxy error that the default $\\lambda$ balances."
     lam = np.asarray(lam, dtype=float)
-    s = 1.0 if constant is None else math.sqrt(1 - constant ** 2)
-    kappa = (s * r) ** 2 / (4 * d)
+    s, kappa = typical_curvature(d, constant, r)
     return lam / (kappa + lam), 2 * k * s * r / (m * lam)
 
 
@@ -267,8 +275,8 @@ def default_lam(m: int,  # $m$, rows in the fitting part (public)
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
             raise ValueError(f'{name} must be a positive integer, got {v!r}')
     k = gaussian_sigma(1.0, epsilon, delta, calibration, argument)
-    s = 1.0 if check_constant(constant) is None else math.sqrt(1 - constant ** 2)
-    kappa, c = (s * r) ** 2 / (4 * d), 2 * k * s * r / m
+    s, kappa = typical_curvature(d, check_constant(constant), r)
+    c = 2 * k * s * r / m
     gap = lambda ll: 4 * ll + math.log(kappa) - 2 * math.log(c) - 3 * math.log(kappa + math.exp(ll))  # increasing in ll
     lo, hi = (math.log(v) for v in LAM_RANGE)
     if gap(lo) >= 0: return LAM_RANGE[0]
