@@ -629,7 +629,7 @@ class IPWPlan:
 
     def _repr_html_(self): return '<pre>' + html.escape(self.summary()) + '</pre>'
 
-# %% ../nbs/04_ipw.ipynb #94601a2e
+# %% ../nbs/04_ipw.ipynb #8e089ec3
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -664,8 +664,9 @@ def _logit_nodes(p1, spread):
 def _arm_sums_expected(n, p1, estimand, bounds, logits, w, shift):
     "Expected weight sums (B_1, B_0) and sums of squared weights (P_1, P_0) of a correct model moved by `shift` (rows: shifts)."
     e = expit(logits)
-    pi = np.clip(expit(logits[None, :] + np.asarray(shift, dtype=float)[:, None]), *bounds)
-    h1, h0 = {'ATE': (1 / pi, 1 / (1 - pi)), 'ATT': (np.ones_like(pi), pi / (1 - pi)), 'ATC': ((1 - pi) / pi, np.ones_like(pi))}[estimand]
+    pi = expit(logits[None, :] + np.asarray(shift, dtype=float)[:, None])
+    ones = np.ones(len(logits))  # every unit's weight as if treated, then as if a control (clipped to the bounds)
+    h1, h0 = ipw_unit_weights(pi, ones, estimand, bounds), -ipw_unit_weights(pi, 0 * ones, estimand, bounds)
     return n * (h1 * e) @ w, n * (h0 * (1 - e)) @ w, n * (h1 * h1 * e) @ w, n * (h0 * h0 * (1 - e)) @ w
 
 
