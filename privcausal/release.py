@@ -16,14 +16,16 @@ import pandas as pd
 from scipy import stats
 
 # %% auto #0
-__all__ = ['KEYS', 'STORED_ALPHAS', 'PrivacyRecord', 'NoIntervalError', 'PrivateRelease', 'SavedRelease', 'load', 'NotPrivate']
+__all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
+           'SavedRelease', 'load', 'NotPrivate']
 
 # %% ../nbs/01b_release.ipynb #0bda75b5
-def _plain(v):
+def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
+               ):
     "A JSON-able copy of `v` (tuples become lists, numpy scalars Python numbers)."
-    if isinstance(v, dict): return {str(k): _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)): return [_plain(x) for x in v]
-    if isinstance(v, np.ndarray): return _plain(v.tolist())
+    if isinstance(v, dict): return {str(k): to_jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)): return [to_jsonable(x) for x in v]
+    if isinstance(v, np.ndarray): return to_jsonable(v.tolist())
     if isinstance(v, (np.floating, np.integer, np.bool_)): return v.item()
     return v
 
@@ -51,7 +53,7 @@ class PrivacyRecord:
         return f'{dp} for {self.privacy_unit}'
 
     def to_dict(self) -> dict:
-        d = _plain(dataclasses.asdict(self))
+        d = to_jsonable(dataclasses.asdict(self))
         d['public'] = {k: v for k, v in d['public']}
         d['guarantee'], d['guarantee_holds'] = self.guarantee, self.guarantee_holds
         return d
@@ -74,7 +76,10 @@ class NoIntervalError(AttributeError):
     "Raised by `conf_int` for a release that has no interval (a cause-effect decision)."
 
 
-def _num(v, digits=4):
+def format_number(v,  # a number (or None)
+                  digits=4,  # significant digits of a float
+                 ):
+    "`v` for printing: floats with `digits` significant digits, None as a dash."
     if v is None: return '—'
     if isinstance(v, float): return f'{v:.{digits}g}'
     return str(v)
@@ -109,9 +114,9 @@ class PrivateRelease:
         "The release as JSON-able data with the same top-level keys for every method (`KEYS`)."
         from privcausal import __version__
         return {'privcausal': __version__, 'type': type(self).__name__, 'method': self.method, 'estimand': self.estimand,
-                'estimate': _plain(self._value('estimate')), 'direction': self._value('direction'), 'ci': self._ci_or_none(),
+                'estimate': to_jsonable(self._value('estimate')), 'direction': self._value('direction'), 'ci': self._ci_or_none(),
                 'intervals': {str(a): self._ci_or_none(a) for a in STORED_ALPHAS} if self._ci_or_none() else {},
-                'privacy': self.privacy.to_dict(), 'released': _plain(self.released()), 'settings': _plain(self.settings())}
+                'privacy': self.privacy.to_dict(), 'released': to_jsonable(self.released()), 'settings': to_jsonable(self.settings())}
 
     def to_json(self, **kw) -> str: return json.dumps(self.to_dict(), **kw)
 
@@ -138,7 +143,7 @@ class PrivateRelease:
         p = self.privacy
         if self._value('estimate') is not None:
             ci = self._ci_or_none()
-            what = f'{self.estimand} = {_num(self._value("estimate"))}' + (f', 95% CI ({_num(ci[0])}, {_num(ci[1])})' if ci else '')
+            what = f'{self.estimand} = {format_number(self._value("estimate"))}' + (f', 95% CI ({format_number(ci[0])}, {format_number(ci[1])})' if ci else '')
         else:
             what = f'direction {self._value("direction") or "undecided (refused or tie)"}'
         eps = f'ε={p.epsilon:g}' + (f', δ={p.delta:g}' if p.delta else '')
@@ -149,17 +154,17 @@ class PrivateRelease:
         p = self.privacy
         lines = [f'{self.title or self.method}', '  ' + self.headline(), f'  guarantee   {p.guarantee}',
                  f'  noise       {p.noise_source}' + ('' if p.is_secure else ' (research mode: seeded numpy, NOT floating-point safe)')]
-        if p.public: lines.append('  public      ' + ', '.join(f'{k}={_num(v)}' for k, v in p.public))
+        if p.public: lines.append('  public      ' + ', '.join(f'{k}={format_number(v)}' for k, v in p.public))
         sett = self.settings()
-        if sett: lines.append('  settings    ' + ', '.join(f'{k}={_num(v)}' for k, v in sett.items()))
-        lines.append('  released    ' + ', '.join(f'{k}={_num(v, 6)}' for k, v in self.released().items()))
+        if sett: lines.append('  settings    ' + ', '.join(f'{k}={format_number(v)}' for k, v in sett.items()))
+        lines.append('  released    ' + ', '.join(f'{k}={format_number(v, 6)}' for k, v in self.released().items()))
         return '\n'.join(lines)
 
     def __repr__(self): return f'{type(self).__name__}({self.headline()})'
 
     def _repr_html_(self):
         rows = ''.join(f'<tr><th style="text-align:left">{html.escape(str(k))}</th><td style="text-align:left">'
-                       f'{html.escape(_num(v))}</td></tr>' for k, v in {**dict(self.privacy.public), **self.settings(),
+                       f'{html.escape(format_number(v))}</td></tr>' for k, v in {**dict(self.privacy.public), **self.settings(),
                                                                          **self.released()}.items())
         return (f'<p><b>{html.escape(self.headline())}</b><br><small>{html.escape(self.privacy.guarantee)}</small></p>'
                 f'<details><summary>settings, public bounds and released numbers</summary><table>{rows}</table></details>')
@@ -199,9 +204,9 @@ def load(path,  # a file written by `PrivateRelease.save`
 class NotPrivate:
     "Mixin of every diagnostics object: confidential numbers, marked NOT PRIVATE in their repr and their dict."
     def to_dict(self) -> dict:
-        d = _plain(dataclasses.asdict(self)) if dataclasses.is_dataclass(self) else {}
+        d = to_jsonable(dataclasses.asdict(self)) if dataclasses.is_dataclass(self) else {}
         return {'NOT_PRIVATE': True, **d}
 
     def __repr__(self):
-        fields = ', '.join(f'{k}={_num(v)}' for k, v in self.to_dict().items() if k != 'NOT_PRIVATE' and not isinstance(v, (dict, list)))
+        fields = ', '.join(f'{k}={format_number(v)}' for k, v in self.to_dict().items() if k != 'NOT_PRIVATE' and not isinstance(v, (dict, list)))
         return f'{type(self).__name__}[NOT PRIVATE]({fields})'
