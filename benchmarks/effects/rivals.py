@@ -84,8 +84,8 @@ def dp_diff_means(X, t, y, decl, epsilon, delta, estimand, rng):
     u (L1 sensitivity 2h: a replaced row can leave one arm and join the other) and the per-arm sums of u^2 - h^2/2
     (L1 sensitivity h^2). Estimate clamped to [-2h, 2h]. Interval: estimate +- 1.96 sqrt(sampling variance from the
     private second moments + the noise variance by the delta method) - it covers the difference of the arms'
-    population means, which is the ATE (and ATT) only when treatment is randomised. ATE and ATT rows are the same
-    release. planned_sd: the noise sd alone, with equal arms assumed (the treated share is not public)."""
+    population means, which is the ATE (and ATT) only when treatment is randomised. The ATT row is a second release
+    of the same statistic. planned_sd: the noise sd alone, with equal arms assumed (the treated share is not public)."""
     n = len(y)
     lo, hi = decl.outcome_bounds
     c, h = (lo + hi) / 2, (hi - lo) / 2
@@ -111,7 +111,7 @@ def dp_diff_means(X, t, y, decl, epsilon, delta, estimand, rng):
 class _DPLWorker:
     "One long-lived diffprivlib process (dpl_worker.py in /work/dplvenv) answering batched requests over a pipe."
     def __init__(self):
-        self.proc = None
+        self.proc, self.last_cpu = None, 0.0
 
     def __call__(self, X, y, bounds_X, bounds_y, epsilons, seeds):
         "X (R, n, p), y (R, n); returns (R, len(epsilons)) coefficients of column 0 (the treatment)."
@@ -128,6 +128,7 @@ class _DPLWorker:
         finally:
             os.unlink(path)
         if 'error' in reply: raise RuntimeError('diffprivlib worker: ' + reply['error'])
+        self.last_cpu = reply['cpu']
         return np.array(reply['coef'])
 
     def close(self):
@@ -156,10 +157,11 @@ def dpl_batch(datasets, decl, epsilons, seeds):
 def diffprivlib_lr(X, t, y, decl, epsilon, delta, estimand, rng):
     """diffprivlib 0.6.6 LinearRegression (functional mechanism, pure epsilon) of Y on (T, X), bounds_X from the
     declared covariate bounds with T in (0, 1), bounds_y the declared outcome bounds; the effect is T's coefficient
-    (a constant-effect model: the same release serves the ATE and the ATT rows). No interval."""
+    (a constant-effect model: the ATT row is a second release of the same coefficient). No interval. The worker's
+    CPU time is returned as extras['worker_cpu'] (the harness adds it to the row's cpu)."""
     seed = int(rng.integers(2 ** 31 - 1))
-    coef = _memo(X, ('dpl', epsilon), lambda: float(dpl_batch([(X, t, y)], decl, [epsilon], [seed])[0, 0]))
-    return _result(coef, None, None, decl, None, mechanism='diffprivlib LinearRegression')
+    coef = float(dpl_batch([(X, t, y)], decl, [epsilon], [seed])[0, 0])
+    return _result(coef, None, None, decl, None, mechanism='diffprivlib LinearRegression', worker_cpu=DPL.last_cpu)
 
 
 # ---------------------------------------------------------------- PP-IPW (privcausal, library defaults, honest bounds)
