@@ -29,6 +29,7 @@ import zlib
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rivals  # noqa: E402
@@ -68,9 +69,16 @@ def _jsonable(v):
 
 
 def run(design, n, epsilon, reps, methods=None, seed=0, estimands=('ATE', 'ATT'), delta=None, out=None,
-        rep_start=0, progress=True):
+        rep_start=0, progress=True, threads=1):
     """Run `methods` (names in METHODS; default all) on `reps` paired data sets of `design` at `n` rows for each
-    epsilon (a number or a list) and estimand; returns the new rows (and appends them to `out`, a JSONL path)."""
+    epsilon (a number or a list) and estimand; returns the new rows (and appends them to `out`, a JSONL path).
+    BLAS/OpenMP threads are limited to `threads` (1: on a shared machine multithreaded BLAS spins and both wall and
+    CPU times become meaningless; the diffprivlib worker runs single-threaded too)."""
+    with threadpool_limits(limits=threads):
+        return _run(design, n, epsilon, reps, methods, seed, estimands, delta, out, rep_start, progress)
+
+
+def _run(design, n, epsilon, reps, methods, seed, estimands, delta, out, rep_start, progress):
     decl = DESIGNS[design] if isinstance(design, str) else design
     eps_list = [float(epsilon)] if np.isscalar(epsilon) else [float(e) for e in epsilon]
     methods = list(METHODS) if methods is None else list(methods)

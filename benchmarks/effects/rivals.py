@@ -116,8 +116,9 @@ class _DPLWorker:
     def __call__(self, X, y, bounds_X, bounds_y, epsilons, seeds):
         "X (R, n, p), y (R, n); returns (R, len(epsilons)) coefficients of column 0 (the treatment)."
         if self.proc is None or self.proc.poll() is not None:
+            env = dict(os.environ, OPENBLAS_NUM_THREADS='1', OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')
             self.proc = subprocess.Popen([DPL_PYTHON, str(HERE / 'dpl_worker.py')], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, text=True, bufsize=1)
+                                         stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
         d = Path('/dev/shm') if Path('/dev/shm').is_dir() else Path(tempfile.gettempdir())
         fd, path = tempfile.mkstemp(suffix='.npz', dir=d); os.close(fd)
         try:

@@ -2,7 +2,8 @@
 
     python summarise.py results/*.jsonl [--csv out.csv] [--markdown]
 
-Per (design, n, eps, delta, estimand, method): releases; bias and RMSE against the TRUE (population) effect;
+Per (design, n, eps, delta, estimand, method): releases; bias, RMSE and median absolute error (diffprivlib has
+heavy tails) against the TRUE (population) effect;
 coverage of the true effect by the 95% interval with its binomial se; median width over the median width of the
 non-private AIPW interval on the same cell; share of whole-range intervals; realised sd over the median planned sd
 (what planned_sd contains differs by method: see rivals.py); the ratio of the method's RMSE to the best RMSE of
@@ -36,7 +37,7 @@ def _cell(g):
     k = int(has.sum())
     planned = g['planned_sd'].dropna().astype(float)
     return pd.Series(dict(
-        releases=len(g), bias=err.mean(), rmse=np.sqrt((err ** 2).mean()), coverage=cov,
+        releases=len(g), bias=err.mean(), rmse=np.sqrt((err ** 2).mean()), median_abs_error=err.abs().median(), coverage=cov,
         coverage_se=np.sqrt(cov * (1 - cov) / k) if k else np.nan, median_width=(hi - lo).median() if k else np.nan,
         whole_range=float(g.loc[has, 'whole_range'].astype(bool).mean()) if k else np.nan,
         realised_sd=est.std(ddof=1) if len(g) > 1 else np.nan,
@@ -65,7 +66,7 @@ def main():
     s = summarise(load(a.paths))
     s['delta'] = s['delta'].map(lambda v: f'{v:.0e}')
     if a.csv: s.to_csv(a.csv, index=False)
-    cols = CELL + ['method', 'releases', 'bias', 'rmse', 'coverage', 'coverage_se', 'width_ratio', 'whole_range',
+    cols = CELL + ['method', 'releases', 'bias', 'rmse', 'median_abs_error', 'coverage', 'coverage_se', 'width_ratio', 'whole_range',
                    'sd_ratio', 'rmse_vs_best_ref', 'cpu']
     with pd.option_context('display.width', 250, 'display.max_rows', 500, 'display.max_columns', 30):
         print(s[cols].to_markdown(index=False, floatfmt='.4g') if a.markdown else s[cols].round(4).to_string(index=False))
