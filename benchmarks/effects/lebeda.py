@@ -1,11 +1,12 @@
 """Lebeda, Even, Bellet & Josse (2025, arXiv 2505.19589): model-agnostic DP G-formula, IPW and AIPW, written anew
 from the paper's description (not their code).
 
-The data are split into K disjoint folds; on each fold non-private nuisance models are fitted (here: L2-penalised
-logistic regression, C = 1 as scikit-learn's default, for the propensity; for the outcome one model on (1, x, t):
-ordinary least squares for a continuous outcome, penalised logistic for a binary one). Every unit is scored by the
-OTHER K - 1 folds' models: inverse propensities by their arithmetic mean (a harmonic mean of the propensities, each
-clipped to [eta, 1 - eta]), outcome predictions (clipped to the outcome's public range) by their arithmetic mean.
+The data are split into K disjoint folds; on each fold non-private nuisance models are fitted: logistic regression
+with scikit-learn's default L2 penalty (C = 1, intercept unpenalised) for the propensity, and per-arm outcome
+models (logistic, C = 1, for a binary outcome; least squares with an unpenalised intercept for a continuous one).
+These choices reproduce their published exp3/exp4 runs (check_lebeda.py). Every unit is scored by the OTHER K - 1
+folds' models: inverse propensities by their arithmetic mean (a harmonic mean of the propensities, each clipped to
+[eta, 1 - eta]), outcome predictions (clipped to the outcome's public range) by their arithmetic mean.
 The estimate is the mean of the per-unit scores; Gaussian noise is added once, calibrated in mu-GDP (the paper's
 accounting) from (epsilon, delta) exactly.
 
