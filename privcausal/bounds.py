@@ -149,7 +149,7 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                              f'{encoding.outcome_bounds}. Widen them, or pass clip=True (--clip) to clip to them (announced)')
     return DomainCheck(rows.n, {c: int(k) for c, k in zip(covariates, outside)}, int(y_out))
 
-# %% ../nbs/12a_bounds.ipynb #737da7e1
+# %% ../nbs/12a_bounds.ipynb #ce458525
 STANDARDISE_SD = 3.0  # $K$: a standardised column is winsorised at its mean plus or minus K standard deviations
 
 
@@ -184,6 +184,7 @@ def standardised(encoding: Encoding,  # the map from the bounds
                  sigma: float,  # noise sd on each released moment
                  with_outcome: bool = False,  # the moments include the outcome: standardise it too
                  k_sd: float = STANDARDISE_SD,  # $K$
+                 outcome_k_sd: float | None = None,  # $K_y$ for the outcome (default: `k_sd`)
                 ) -> Encoding:
     "Post-processing: the encoding whose columns are centred at their private means and winsorised at $K$ private sds."
     m = np.asarray(noisy_moments, dtype=float)
@@ -193,7 +194,9 @@ def standardised(encoding: Encoding,  # the map from the bounds
         m2 = m[k:] / n
         var = np.nan_to_num(m2 - m1 ** 2, nan=1.0, posinf=1.0, neginf=0.0)
         sd_up = np.sqrt(np.clip(var, 0, None) + math.sqrt(5) * sigma / n)  # the estimate plus its noise sd
-        h = np.nan_to_num(np.minimum(k_sd * sd_up, 1.0), nan=1.0)
+        K = np.full(k, float(k_sd))
+        if with_outcome and outcome_k_sd is not None: K[-1] = outcome_k_sd
+        h = np.nan_to_num(np.minimum(K * sd_up, 1.0), nan=1.0)
         h = np.clip(h, 1e-6, 1.0)
         c = np.clip(m1, -1 + h, 1 - h)
     centre = encoding.centre + encoding.halfwidth * c[:encoding.d]
@@ -202,7 +205,7 @@ def standardised(encoding: Encoding,  # the map from the bounds
     if with_outcome: yc, yh = yc + yh * float(c[-1]), yh * float(h[-1])
     return dataclasses.replace(encoding, centre=centre, halfwidth=half, outcome_centre=yc, outcome_halfwidth=yh)
 
-# %% ../nbs/12a_bounds.ipynb #a0c772cc
+# %% ../nbs/12a_bounds.ipynb #27d49dd8
 @dataclasses.dataclass(frozen=True)
 class EffectColumns:
     "The rows of an effect estimator's input and its column names (public)."
@@ -245,10 +248,12 @@ def prepare_encoding(cols: EffectColumns,  # the columns
                      clip: bool,  # clip instead of refusing values outside the bounds
                      moments_sigma: float | None,  # noise sd of the moments stage; None: no standardisation
                      noise,  # the release's noise source
+                     outcome_k_sd: float | None = None,  # also standardise the outcome, winsorised at this many private sds
                     ) -> tuple:  # (Encoding, released moments or None, DomainCheck)
     "On the rows: the domain check (the one refusal), then the private standardisation if planned."
     enc = encoding_from_bounds(cols.covariates, covariate_bounds, outcome_bounds)
     dom = check_domain(cols.rows, cols.covariates, cols.treatment, cols.outcome, enc, clip=clip)
-    if moments_sigma is None or not cols.covariates: return enc, None, dom
-    moments = np.asarray(noise.add_gaussian(column_moments(cols.rows, cols.covariates, cols.outcome, enc), moments_sigma))
-    return standardised(enc, moments, cols.rows.n, moments_sigma), moments, dom
+    if moments_sigma is None: return enc, None, dom
+    with_y = outcome_k_sd is not None
+    moments = np.asarray(noise.add_gaussian(column_moments(cols.rows, cols.covariates, cols.outcome, enc, with_y), moments_sigma))
+    return standardised(enc, moments, cols.rows.n, moments_sigma, with_y, outcome_k_sd=outcome_k_sd), moments, dom

@@ -24,7 +24,7 @@ from .release import PrivacyRecord, PrivateRelease, format_number, to_jsonable
 __all__ = ['SHARE_SLACK', 'public', 'derived', 'field_flag', 'field_docs', 'GaussianStage', 'compose_gaussian', 'total_mu',
            'set_derived', 'Plan', 'Sealed', 'draw_last', 'privacy_record', 'run_release', 'solve_plan', 'EffectRelease']
 
-# %% ../nbs/01c_method.ipynb #6ca01c24
+# %% ../nbs/01c_method.ipynb #34d0a3cf
 def public(default=dataclasses.MISSING,  # the default value (omit for a required field)
            *,
            flag: str | None = None,  # the command-line flag (default: `--` and the name with dashes)
@@ -49,15 +49,15 @@ def field_flag(f: dataclasses.Field,  # a plan field
     return f.metadata.get('flag') or '--' + f.name.replace('_', '-')
 
 
-def field_docs(cls,  # a dataclass
+def field_docs(klass,  # a dataclass
               ) -> dict:
     "{field: its trailing comment} of a dataclass and of every dataclass it derives from (derived fields: their `doc`)."
     from fastcore.docments import docments
     out = {}
-    for k in reversed(cls.__mro__):
+    for k in reversed(klass.__mro__):
         if dataclasses.is_dataclass(k) and k is not object:
             out.update({n: d for n, d in docments(k, returns=False).items() if d})
-    out.update({f.name: f.metadata['doc'] for f in dataclasses.fields(cls) if 'doc' in f.metadata})
+    out.update({f.name: f.metadata['doc'] for f in dataclasses.fields(klass) if 'doc' in f.metadata})
     return out
 
 # %% ../nbs/01c_method.ipynb #0ed01586

@@ -23,11 +23,12 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
                                 cross_sensitivity, eigen_floor, gformula_effect, gram_sensitivity, simulate_noise)
 
 # %% auto #0
-__all__ = ['STAGES', 'DEFAULT_SHARES', 'INTERVAL_COVERS', 'GFormulaPlan', 'plan_gformula', 'gformula_statistics',
-           'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
+__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'DEFAULT_SHARES', 'INTERVAL_COVERS', 'GFormulaPlan', 'plan_gformula',
+           'gformula_statistics', 'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #8cf807f6
+# %% ../nbs/13_gformula.ipynb #a1e30e25
 STAGES = ('moments', 'gram', 'cross', 'squares')
+OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
 
 
@@ -51,6 +52,7 @@ class GFormulaPlan(Plan):
     standardise: bool = public(True)  # release column moments first and re-centre and re-scale each covariate at its private mean ± 3 private sds
     floor: float = public(DEFAULT_FLOOR)  # $c$: eigenvalues of each released centred Gram are floored at c times the noise's spectral size
     shares: tuple = public(DEFAULT_SHARES)  # shares of the budget ($\mu^2$) of the stages: moments, Gram matrices, cross-products, sums of squares
+    outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # also standardise the outcome at its private mean and winsorise it at this many private sds (None: keep only its public bounds)
     clip: bool = public(False)  # clip values outside their declared bounds (announced) instead of refusing
     treated_share: float = public(0.5)  # planning assumption: the share of treated rows
     outcome_sd: float | None = public(None)  # planning assumption: the outcome's sd in its units (default: a sixth of its range)
@@ -65,7 +67,8 @@ class GFormulaPlan(Plan):
         d = len(self.covariates)
         bounds = tuple(tuple(map(float, b)) for b in self.covariate_bounds) or ((0.0, 1.0),) * d
         if len(bounds) != d: raise ValueError(f'covariate_bounds: give one (lo, hi) per covariate ({d}), got {len(bounds)}')
-        standardise = bool(self.standardise) and d > 0
+        if self.outcome_clip_sd is not None: check_positive(self.outcome_clip_sd, 'outcome_clip_sd')
+        standardise = (bool(self.standardise) and d > 0) or self.outcome_clip_sd is not None
         shares = _check_shares(self.shares, standardise)
         check_fraction(self.treated_share, 'treated_share')
         if not (isinstance(self.r2, (int, float)) and 0 <= self.r2 < 1): raise ValueError(f'r2 must lie in [0, 1), got {self.r2!r}')
@@ -73,7 +76,7 @@ class GFormulaPlan(Plan):
             raise ValueError(f'imbalance must be a number >= 0, got {self.imbalance!r}')
         check_positive(self.floor, 'floor')
         if self.outcome_sd is not None: check_positive(self.outcome_sd, 'outcome_sd')
-        sens = {'moments': moment_sensitivity(d), 'gram': gram_sensitivity(d), 'cross': cross_sensitivity(d),
+        sens = {'moments': moment_sensitivity(d + (self.outcome_clip_sd is not None)), 'gram': gram_sensitivity(d), 'cross': cross_sensitivity(d),
                 'squares': SQUARES_SENSITIVITY}
         stages = compose_gaussian(self.epsilon, self.delta, {k: (sens[k], s) for k, s in zip(STAGES, shares)
                                                              if k != 'moments' or standardise})
@@ -145,14 +148,14 @@ def plan_gformula(n: int,  # rows (public)
     return GFormulaPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                         covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/13_gformula.ipynb #1b97db12
+# %% ../nbs/13_gformula.ipynb #8631ebdb
 def gformula_statistics(plan: GFormulaPlan,  # the public plan
                         cols: EffectColumns,  # the rows and column names
                         noise,  # the release's noise source (the moments' noise is drawn here and held back)
                        ) -> Sealed:
     "Read the rows: refuse outside the declared domain, release the moments (held back), compute the arms' statistics."
     enc, moments, dom = prepare_encoding(cols, plan.covariate_bounds, plan.outcome_bounds, plan.clip,
-                                         plan.sigma('moments') if plan.standardise else None, noise)
+                                         plan.sigma('moments') if plan.standardise else None, noise, plan.outcome_clip_sd)
     st = arm_statistics(cols.rows, cols.covariates, cols.treatment, cols.outcome, enc)
     v = st.vectors()
     sig = np.concatenate([np.full(v[k].size, plan.sigma(k)) for k in ('gram', 'cross', 'squares')])
