@@ -23,8 +23,9 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
                                 cross_sensitivity, eigen_floor, gformula_effect, gram_sensitivity, simulate_noise)
 
 # %% auto #0
-__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'DEFAULT_SHARES', 'INTERVAL_COVERS', 'GFormulaPlan', 'plan_gformula',
-           'gformula_statistics', 'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
+__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED', 'INTERVAL_COVERS', 'GFormulaPlan',
+           'population_statistics', 'plan_gformula', 'gformula_statistics', 'gformula_release', 'GFormulaDiagnostics',
+           'gformula', 'dim']
 
 # %% ../nbs/13_gformula.ipynb #a1e30e25
 STAGES = ('moments', 'gram', 'cross', 'squares')
@@ -109,28 +110,42 @@ class GFormulaPlan(Plan):
         lo, hi = self.outcome_bounds
         return self.outcome_sd if self.outcome_sd is not None else (hi - lo) / 6
 
-# %% ../nbs/13_gformula.ipynb #3385d536
-def _predict(p: GFormulaPlan) -> dict:
-    "Planned noise sd, sampling sd and bias bound (outcome units) from public inputs and the stated assumptions."
+# %% ../nbs/13_gformula.ipynb #9ba6f1fc
+PLAN_DRAWS, PLAN_SEED = 200, 20251127  # the planner's simulated releases and their fixed seed (a function of public inputs)
+
+
+def population_statistics(p: GFormulaPlan,  # the plan (its assumptions)
+                         ) -> tuple:  # (expected `ArmStatistics`, the outcome's half-width $h_y$ in the encoding)
+    "Expected per-arm statistics in the encoded units under the plan's assumptions (no effect, equal slopes)."
     lo, hi = p.outcome_bounds
-    h = (hi - lo) / 2
-    s_u = p._outcome_sd() / h
-    v = 1 / STANDARDISE_SD ** 2
-    d, n = p.d, p.n
-    na = np.array([n * (1 - p.treated_share), n * p.treated_share])
-    sg, sb = p.sigma('gram'), p.sigma('cross')
-    beta2 = p.r2 * s_u ** 2 / v if d else 0.0  # |beta|^2 with beta' (v I) beta = R^2 s_u^2
-    gap2 = d * p.imbalance ** 2 * v  # |mean_1 - mean_0|^2
-    share = {'ATE': (1 - p.treated_share, p.treated_share), 'ATT': (1.0, 0.0), 'ATC': (0.0, 1.0)}[p.estimand]
-    delta2 = np.array([share[1] ** 2 * gap2, share[0] ** 2 * gap2])  # |target mean - arm mean|^2 (control, treated)
-    nu = eigen_floor(sg, d, p.floor) if d else 0.0
-    lam = na * v
-    noise = np.sum(sb ** 2 / na ** 2 + (sb ** 2 + sg ** 2 * beta2) * delta2 / np.maximum(lam, nu) ** 2 + sg ** 2 * beta2 / (2 * na ** 2))
-    resid = (1 - p.r2) * s_u ** 2
-    sampling = np.sum(resid * (1 / na + delta2 / np.maximum(lam, 1e-300)))
-    shrink = np.clip(1 - lam / np.maximum(nu, 1e-300), 0, 1) if d else np.zeros(2)
-    bias = float(np.sum(shrink * np.sqrt(delta2 * beta2)))
-    return dict(noise_sd=h * math.sqrt(noise), sampling_sd=h * math.sqrt(sampling), bias_bound=h * bias)
+    s_y = p._outcome_sd()
+    h_y = min(p.outcome_clip_sd * s_y, (hi - lo) / 2) if p.outcome_clip_sd is not None else (hi - lo) / 2
+    s_u, v, d, n1 = s_y / h_y, 1 / STANDARDISE_SD ** 2, p.d, p.n * p.treated_share
+    na = np.array([p.n - n1, n1])
+    gap = np.full(d, p.imbalance * math.sqrt(v))
+    means = np.stack([-p.treated_share * gap, (1 - p.treated_share) * gap])
+    beta = np.full(d, s_u * math.sqrt(p.r2 / (d * v))) if d else np.zeros(0)
+    G, b, q = np.zeros((2, d + 1, d + 1)), np.zeros((2, d + 1)), np.zeros(2)
+    for a in (0, 1):
+        m, u_bar = means[a], float(means[a] @ beta)
+        G[a, 0, 0], G[a, 0, 1:], G[a, 1:, 0] = 1, m, m
+        G[a, 1:, 1:] = v * np.eye(d) + np.outer(m, m)
+        b[a, 0], b[a, 1:] = u_bar, v * beta + m * u_bar
+        q[a] = u_bar ** 2 + v * beta @ beta + (1 - p.r2) * s_u ** 2
+        G[a], b[a], q[a] = na[a] * G[a], na[a] * b[a], na[a] * q[a]
+    return ArmStatistics(G, b, q), h_y
+
+
+def _predict(p: GFormulaPlan) -> dict:
+    "Planned noise sd, sampling sd and bias bound (outcome units): the release simulated on the assumed population."
+    pop, h_y = population_statistics(p)
+    _, var = gformula_effect(arm_models(pop, 0.0), p.estimand)
+    g = np.random.default_rng(PLAN_SEED)
+    v = pop.vectors()
+    draws = {k: v[k][None, :] + g.normal(size=(PLAN_DRAWS, v[k].size)) * p.sigma(k) for k in v}
+    nu = eigen_floor(p.sigma('gram'), p.d, p.floor)
+    est, _ = gformula_effect(arm_models(ArmStatistics.from_vectors(draws['gram'], draws['cross'], draws['squares'], pop.p), nu), p.estimand)
+    return dict(noise_sd=h_y * float(np.std(est)), sampling_sd=h_y * math.sqrt(float(var)), bias_bound=h_y * abs(float(np.mean(est))))
 
 
 def plan_gformula(n: int,  # rows (public)
