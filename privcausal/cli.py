@@ -740,10 +740,14 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #746b60ea
+# %% ../nbs/09_cli.ipynb #8237101e
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ['--version']:  # answered before any module of an estimator is imported
+        print(f'privcausal {privcausal.__version__}')
+        return {'version': privcausal.__version__}
     parser = build_parser()
     args = parser.parse_args(argv)
     key = None

@@ -100,14 +100,15 @@ def plan_options(args: argparse.Namespace,  # parsed arguments
         out[name] = _PARSERS[name](value, flag) if name in _PARSERS and isinstance(value, str) else value
     return out
 
-# %% ../nbs/09b_commands.ipynb #e71b6976
+# %% ../nbs/09b_commands.ipynb #1bb05558
 COMMON_FLAGS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': '--covariate-bounds',
                 'outcome_bounds': '--outcome-bounds', 'covariates': '--covariates', 'treatment': '--treatment',
                 'outcome': '--outcome', 'estimand': '--estimand', 'method': '--method', 'n': '--n-rows',
                 'outcome_type': '--outcome-type'}
 
 
-def flag_map(*plan_classes) -> dict:
+def flag_map(*plan_classes,  # plan classes whose fields have flags
+            ) -> dict:
     "{python name: flag} of the common options and every field of the plan classes."
     out = dict(COMMON_FLAGS)
     for cls in plan_classes:
