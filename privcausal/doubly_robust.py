@@ -189,7 +189,7 @@ def plan_aipw(n: int,  # rows (public)
     return AIPWPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                     covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/14_aipw.ipynb #47331223
+# %% ../nbs/14_aipw.ipynb #ff6d2d60
 def aipw_statistics(plan: AIPWPlan,  # the public plan
                     cols: EffectColumns,  # the rows and column names
                     noise,  # the release's noise source (earlier stages' noise is drawn here and held back)
@@ -241,28 +241,29 @@ def aipw_release(plan: AIPWPlan,  # the public plan
                 ) -> EffectRelease:
     "Post-processing: the estimate, its sampling and noise sd, from the released score sums."
     enc, models = carry['encoding'], carry['models']
-    S, Q = noisy[:2], noisy[2:]
-    with np.errstate(all='ignore'):
-        if plan.estimand == 'ATE':
-            ng, s_ng = float(plan.n), 0.0
-            est = S.sum() / ng
-            var = (Q.sum() / ng - est ** 2) / ng
+    with np.errstate(all='ignore'):  # numpy floats throughout: an overflow gives inf, never an exception
+        S, Q = np.asarray(noisy[:2], dtype=float), np.asarray(noisy[2:], dtype=float)
+        sigma = np.float64(plan.sigma('score'))
+        if plan.estimand == 'ATE': ng, s_ng, own = np.float64(plan.n), np.float64(0.0), None
         else:
-            g = 1 if plan.estimand == 'ATT' else 0
-            ng, s_ng = float(max(models.n[g], 1.0)), plan.sigma('gram')
-            est = S.sum() / ng
-            var = (Q.sum() - 2 * est * S[g] + est ** 2 * ng) / ng ** 2
-        noise_var = 2 * plan.sigma('score') ** 2 / ng ** 2 + (est * s_ng / ng) ** 2
-        est = float(np.clip(np.nan_to_num(est), -2, 2))
-        var = float(np.clip(np.nan_to_num(var, nan=4.0), 0, 16))
-    h = enc.outcome_halfwidth
-    values = {'score_sum_control': h * float(S[0]), 'score_sum_treated': h * float(S[1]),
-              'score_squares_control': h * h * float(Q[0]), 'score_squares_treated': h * h * float(Q[1]),
-              **models.describe(enc, plan.covariates)}
-    values.update({f'propensity_weight[{c}]': float(carry['weights'][j + 1]) for j, c in enumerate(plan.covariates)})
-    values['propensity_weight[(intercept)]'] = float(carry['weights'][0])
-    return EffectRelease(h * est, h * math.sqrt(var + noise_var), h * math.sqrt(noise_var), h * math.sqrt(var),
-                         plan.effect_range, plan, privacy, values, INTERVAL_COVERS)
+            own = 1 if plan.estimand == 'ATT' else 0
+            ng, s_ng = np.float64(max(float(models.n[own]), 1.0)), np.float64(plan.sigma('gram'))
+        est = S.sum() / ng
+        var = (Q.sum() / ng - est ** 2) / ng if own is None else (Q.sum() - 2 * est * S[own] + est ** 2 * ng) / ng ** 2
+        noise_var = 2 * sigma ** 2 / ng ** 2 + (est * s_ng / ng) ** 2
+        est = float(np.clip(np.nan_to_num(est, nan=0.0), -2, 2))
+        var = float(np.clip(np.nan_to_num(var, nan=16.0), 0, 16))
+        noise_var = float(np.nan_to_num(noise_var, nan=np.inf))
+        h = np.float64(enc.outcome_halfwidth)
+        big = np.finfo(float).max
+        fin = lambda v: float(np.clip(np.nan_to_num(v), -big, big))
+        values = {'score_sum_control': fin(h * S[0]), 'score_sum_treated': fin(h * S[1]),
+                  'score_squares_control': fin(h * h * Q[0]), 'score_squares_treated': fin(h * h * Q[1]),
+                  **models.describe(enc, plan.covariates)}
+        values.update({f'propensity_weight[{c}]': fin(carry['weights'][j + 1]) for j, c in enumerate(plan.covariates)})
+        values['propensity_weight[(intercept)]'] = fin(carry['weights'][0])
+        se, noise_sd, samp = (float(h * np.sqrt(v)) for v in (var + noise_var, noise_var, var))
+    return EffectRelease(float(h * est), se, noise_sd, samp, plan.effect_range, plan, privacy, values, INTERVAL_COVERS)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -113,7 +113,7 @@ def arm_statistics(rows: Rows,  # the rows (`privcausal.backend.as_rows`)
                               list(covariates) + [treatment, outcome])
     return ArmStatistics(np.asarray(G, dtype=float), np.asarray(b, dtype=float), np.asarray(q, dtype=float))
 
-# %% ../nbs/12b_outcome.ipynb #4d27dd06
+# %% ../nbs/12b_outcome.ipynb #5dd9edeb
 DEFAULT_FLOOR = 0.6  # $c$: eigenvalues of the released centred Gram are floored at c times the noise's spectral size (chosen on benchmarks/effects)
 
 
@@ -145,13 +145,15 @@ class ArmModels:
 
     def describe(self, encoding: Encoding, covariates) -> dict:
         "Readable released numbers: arm sizes, outcome means, slopes (outcome units per covariate unit), residual sds."
-        h = encoding.outcome_halfwidth
-        out = {'n_control': float(self.n[0]), 'n_treated': float(self.n[1]),
-               'outcome_mean_control': encoding.outcome_centre + h * float(self.u_mean[0]),
-               'outcome_mean_treated': encoding.outcome_centre + h * float(self.u_mean[1]),
-               'residual_sd_control': h * math.sqrt(float(self.sigma2[0])), 'residual_sd_treated': h * math.sqrt(float(self.sigma2[1]))}
-        for a, arm in ((0, 'control'), (1, 'treated')):
-            out.update({f'slope[{arm},{c}]': h * float(self.slopes[a, j]) / float(encoding.halfwidth[j]) for j, c in enumerate(covariates)})
+        h, big = np.float64(encoding.outcome_halfwidth), np.finfo(float).max
+        with np.errstate(all='ignore'):  # post-processing: numbers clamped to the finite doubles, never an exception
+            fin = lambda v: float(np.clip(np.nan_to_num(v), -big, big))
+            out = {'n_control': fin(self.n[0]), 'n_treated': fin(self.n[1]),
+                   'outcome_mean_control': fin(encoding.outcome_centre + h * self.u_mean[0]),
+                   'outcome_mean_treated': fin(encoding.outcome_centre + h * self.u_mean[1]),
+                   'residual_sd_control': fin(h * np.sqrt(self.sigma2[0])), 'residual_sd_treated': fin(h * np.sqrt(self.sigma2[1]))}
+            for a, arm in ((0, 'control'), (1, 'treated')):
+                out.update({f'slope[{arm},{c}]': fin(h * self.slopes[a, j] / encoding.halfwidth[j]) for j, c in enumerate(covariates)})
         return out
 
     def predict(self, Z: np.ndarray) -> np.ndarray:

@@ -19,14 +19,15 @@ from scipy import stats
 __all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
            'SavedRelease', 'load', 'NotPrivate']
 
-# %% ../nbs/01b_release.ipynb #0bda75b5
+# %% ../nbs/01b_release.ipynb #d92118db
 def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
                ):
-    "A JSON-able copy of `v` (tuples become lists, numpy scalars Python numbers)."
+    "A strict-JSON copy of `v`: tuples become lists, numpy scalars Python numbers, a non-finite float None."
     if isinstance(v, dict): return {str(k): to_jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)): return [to_jsonable(x) for x in v]
     if isinstance(v, np.ndarray): return to_jsonable(v.tolist())
-    if isinstance(v, (np.floating, np.integer, np.bool_)): return v.item()
+    if isinstance(v, (np.floating, np.integer, np.bool_)): v = v.item()
+    if isinstance(v, float) and not math.isfinite(v): return None  # JSON has no inf or NaN (an infinite std error: None)
     return v
 
 

@@ -366,6 +366,11 @@ def api_table_problems(docs=DOCS):
         names = [n for n in names if n != 'Returns']
         if expected is not None and names != expected:
             problems.append(f'{where}: the table lists {names}, the signature has {expected}')
+        own = not (inspect.isclass(obj) and issubclass(obj, BaseException))  # an exception's (*args, **kwargs) are Python's
+        blank = [tr.find('td').get_text(strip=True) for tr in table.select('tbody tr') if own
+                 if tr.find('td') and tr.find('td').get_text(strip=True) != 'Returns'
+                 and not tr.find_all('td')[-1].get_text(strip=True)]
+        if blank: problems.append(f'{where}: no Details for {blank} (document each parameter or field with a trailing comment)')
         for td in table.select('td'):
             text = ''.join(t for t in td.find_all(string=True) if not t.find_parent(class_='math'))
             if re.search(r'\$[^$]*\\[A-Za-z]', text) or '\\(' in text:

@@ -23,7 +23,7 @@ the same output page, a page without a title, a show_doc signature that gives no
 warning, any broken internal reference. Code blocks get a copy button (sphinx-copybutton) and wrap rather than
 scroll sideways (see CSS).
 """
-import argparse, ast, contextlib, dataclasses, fcntl, inspect, io, json, os, posixpath, re, shutil, subprocess, sys
+import argparse, ast, contextlib, dataclasses, fcntl, importlib, inspect, io, json, os, posixpath, re, shutil, subprocess, sys
 import time, tokenize, uuid
 from pathlib import Path
 
@@ -98,7 +98,31 @@ def patch_show_doc_signatures():
     fd.DocmentText.params = property(params)
     fd.DocmentText._ret_str = property(ret_str)
     fd.DocmentText.__str__ = fd.DocmentText.__repr__ = as_str
+    plain_docments = fd.docments
+
+    def docments(s, *a, **kw):  # a class a notebook cell defined has no source file: read its exported twin's comments
+        twin = library_twin(s)
+        kw['args_kwargs'] = True  # `**options,  # what they are` documented like any parameter
+        return plain_docments(s if twin is None else twin, *a, **kw)
+
+    fd.docments = docments
     fd.DocmentText._privcausal_patched = True
+
+
+def library_twin(obj):
+    """The exported class of the same name as `obj`, a class defined in a notebook cell, or None.
+
+    nbdev renders show_doc on the objects its cells define (module `__main__`); a function's source is in IPython's
+    cell cache, a class's is not, so fastcore's docments found no field comments for dataclasses (the blank Details
+    of every result and plan class). The exported module holds the same class with its source."""
+    if not inspect.isclass(obj) or getattr(obj, '__module__', None) not in ('__main__', None): return None
+    try: from privcausal._modidx import d
+    except ImportError: return None
+    for mod, syms in d.get('syms', {}).items():
+        if f'{mod}.{obj.__qualname__}' in syms:
+            try: return getattr(importlib.import_module(mod), obj.__qualname__, None)
+            except Exception: return None
+    return None
 
 
 patch_show_doc_signatures()
