@@ -94,7 +94,7 @@ def encoding_from_bounds(covariates,  # covariate names
     return Encoding(tuple(covariates), (b[:, 0] + b[:, 1]) / 2, (b[:, 1] - b[:, 0]) / 2, (lo + hi) / 2, (hi - lo) / 2,
                     tuple(map(tuple, b)), tuple(outcome_bounds))
 
-# %% ../nbs/12a_bounds.ipynb #2b1250b4
+# %% ../nbs/12a_bounds.ipynb #1fccb883
 def _domain_chunk(chunk, index, covariates, treatment, outcome, lo, hi, ylo, yhi):
     "One chunk's violations: non-finite per column, outside the bounds per covariate, outcome outside, treatment not 0/1."
     X = chunk[list(covariates)].to_numpy(dtype=float)
@@ -141,12 +141,13 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
         over = [c for c, k in zip(covariates, outside) if k]
         if over:
             raise ValueError(f'covariate_bounds: columns {over} have values outside their declared bounds '
-                             f'({", ".join(f"{c}: {encoding.bounds[list(covariates).index(c)]}" for c in over)}); a column '
+                             f'({", ".join("{}: [{:g}, {:g}]".format(c, *encoding.bounds[list(covariates).index(c)]) for c in over)}); a column '
                              'without bounds must lie in [0, 1]. Widen the PUBLIC bounds, or pass clip=True (--clip) to clip '
                              'to them (announced)')
         if y_out:
-            raise ValueError(f'outcome_bounds: outcome {outcome!r} has values outside its declared bounds '
-                             f'{encoding.outcome_bounds}. Widen them, or pass clip=True (--clip) to clip to them (announced)')
+            lo_y, hi_y = encoding.outcome_bounds
+            raise ValueError(f'outcome_bounds: outcome {outcome!r} has values outside its declared bounds [{lo_y:g}, {hi_y:g}]. '
+                             'Widen them, or pass clip=True (--clip) to clip to them (announced)')
     return DomainCheck(rows.n, {c: int(k) for c, k in zip(covariates, outside)}, int(y_out))
 
 # %% ../nbs/12a_bounds.ipynb #ce458525

@@ -22,7 +22,7 @@ from .method import EffectRelease
 # %% auto #0
 __all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'choose_method', 'effect']
 
-# %% ../nbs/15_effect.ipynb #f228d7b2
+# %% ../nbs/15_effect.ipynb #04c85778
 METHODS = ('gformula', 'aipw', 'dim')  # the methods `effect` can run (and choose between, `dim` only for a trial)
 ASSUMPTIONS = ('treated_share', 'outcome_sd', 'r2', 'imbalance')  # planning assumptions shared by every candidate
 
@@ -33,6 +33,7 @@ class MethodChoice:
     method: str  # the method that runs
     planned_rmse: dict  # method -> planned root mean squared error (outcome units)
     reason: str  # one line, printed on the release
+    plans: dict = dataclasses.field(default_factory=dict, repr=False)  # method -> its plan (public)
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
@@ -80,7 +81,7 @@ def choose_method(n: int,  # rows (public)
     others = ', '.join(f'{m} {v:.3g}' for m, v in rmse.items() if m != best)
     why = (f'auto: {best} has the lowest planned RMSE ({rmse[best]:.3g}' + (f'; {others}' if others else '') +
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
-    return MethodChoice(best, rmse, why)
+    return MethodChoice(best, rmse, why, plans)
 
 # %% ../nbs/15_effect.ipynb #e5a4775f
 _RUN = {'gformula': gformula, 'aipw': aipw}

@@ -647,10 +647,107 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #746b60ea
+# %% ../nbs/09_cli.ipynb #cbcec334
+from .commands import EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
+
+
+def _effect_arguments(spec):
+    "The options of an effect command: data and release options shared by all, then the fields of its plans."
+    def add(p):
+        p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
+        p.add_argument('--treatment', required=True, help='0/1 treatment column')
+        p.add_argument('--outcome', required=True, help='outcome column')
+        p.add_argument('--covariates', help='comma-separated covariate columns to adjust for (always explicit; none only for a trial)')
+        p.add_argument('--categorical', action='append', metavar='COL=L1,L2,...',
+                       help='PUBLIC levels of a text covariate, the first is the reference (repeat per column)')
+        p.add_argument('--other', action='append', metavar='COL=LEVEL', help='map values outside the declared levels of COL to LEVEL (announced)')
+        p.add_argument('--covariate-bounds', action='append', metavar='COL=LO:HI,...',
+                       help="each non-0/1 covariate's PUBLIC range (0/1 columns need none); repeatable")
+        p.add_argument('--outcome-bounds', metavar='LO:HI', help="the outcome's PUBLIC range (a binary outcome: 0:1)")
+        p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
+        p.add_argument('--dask', metavar='local|ADDRESS', help="run on a Dask cluster ('local', or a scheduler address); DATA a Parquet or CSV file or glob")
+        p.add_argument('--n-rows', type=int, metavar='N', help='the PUBLIC number of rows of DATA, checked against it (default: counted)')
+        _release_options(p, delta_required=True)
+        for flag, kw in spec.extra: p.add_argument(flag, **kw)
+        p.set_defaults(_plan_fields=plan_arguments(p, *spec.plan_classes()))
+    return add
+
+
+def _effect_inputs(args):
+    "Covariates, their declared bounds and the outcome's, from the flags."
+    covariates = _names(args.covariates, '--covariates') if args.covariates else []
+    bounds = parse_bounds_map(','.join(args.covariate_bounds)) if args.covariate_bounds else None
+    outcome_bounds = parse_pair(args.outcome_bounds, '--outcome-bounds') if args.outcome_bounds else None
+    if outcome_bounds is not None and not isinstance(outcome_bounds, tuple):
+        raise ValueError(f'--outcome-bounds takes LO:HI, got {args.outcome_bounds!r}')
+    return covariates, bounds, outcome_bounds
+
+
+def _effect_frame(args, covariates):
+    "The data as the entry point reads it: dummy-coded covariates with the treatment and outcome columns."
+    if args.dask:
+        ddf = _dask_frame(args)
+        return ddf, covariates, _dask_n(args, ddf)
+    df = read_table(args.data)
+    _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
+    X, names = _covariate_design(args, df) if covariates else (pd.DataFrame(index=df.index), [])
+    clash = [c for c in (args.treatment, args.outcome) if c in names]
+    if clash: raise ValueError(f'--covariates: {clash} is the treatment or the outcome')
+    return X.assign(**{args.treatment: df[args.treatment].to_numpy(), args.outcome: df[args.outcome].to_numpy()}), names, len(df)
+
+
+def _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger):
+    common = dict(n=n, epsilon=args.epsilon, delta=args.delta, outcome_bounds=outcome_bounds, covariates=names,
+                  covariate_bounds=bounds, estimand=args.estimand)
+    if spec.name == 'effect':
+        choice = planner(**common, randomised=extra.get('randomised', False), **options)
+        out, text = _plan_output(choice.plans[choice.method], ledger, spec.name)
+        out['choice'] = {'method': choice.method, 'planned_rmse': choice.planned_rmse, 'reason': choice.reason}
+        return out, f'{choice.reason}\n{text}'
+    if spec.name == 'dim': common['covariates'] = ()
+    return _plan_output(planner(**common, **options), ledger, spec.name)
+
+
+def _effect_body(spec, args):
+    entry, planner = spec.functions()
+    options = plan_options(args, args._plan_fields)
+    extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
+    covariates, bounds, outcome_bounds = _effect_inputs(args)
+    if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    frame, names, n = _effect_frame(args, covariates)
+    if args.dry_run: return _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger)
+    kw = dict(outcome=args.outcome, treatment=args.treatment, outcome_bounds=outcome_bounds, epsilon=args.epsilon,
+              delta=args.delta, ledger=ledger, rng=_rng(args), n=args.n_rows)
+    if spec.name != 'dim': kw.update(covariates=names, covariate_bounds=bounds, estimand=args.estimand)
+    if args.non_private and spec.name in ('gformula', 'aipw'):
+        res, diag = _released(entry, frame, diagnostics=True, **kw, **options, **extra)
+        result, text = _output(res, args, covariates=names)
+        return _not_private(result, text, f'{spec.name} on the exact statistics (same map, no noise)',
+                            {'estimate': diag.nonprivate_estimate})
+    res = _released(entry, frame, **kw, **options, **extra)
+    return _output(res, args, covariates=names)
+
+
+def _effect_command(spec):
+    def body(args):
+        try: return _effect_body(spec, args)
+        except (ValueError, TypeError) as e:  # the message names Python arguments: name the flags of their fields
+            text, _ = flag_message(str(e), flag_map(*spec.plan_classes()))
+            raise type(e)(text) from None
+    return body
+
+
+for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
+
+# %% ../nbs/09_cli.ipynb #8237101e
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ['--version']:  # answered before any module of an estimator is imported
+        print(f'privcausal {privcausal.__version__}')
+        return {'version': privcausal.__version__}
     parser = build_parser()
     args = parser.parse_args(argv)
     key = None

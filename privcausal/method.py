@@ -24,7 +24,7 @@ from .release import PrivacyRecord, PrivateRelease, format_number, to_jsonable
 __all__ = ['SHARE_SLACK', 'public', 'derived', 'field_flag', 'field_docs', 'GaussianStage', 'compose_gaussian', 'total_mu',
            'set_derived', 'Plan', 'Sealed', 'draw_last', 'privacy_record', 'run_release', 'solve_plan', 'EffectRelease']
 
-# %% ../nbs/01c_method.ipynb #34d0a3cf
+# %% ../nbs/01c_method.ipynb #e86a427f
 def public(default=dataclasses.MISSING,  # the default value (omit for a required field)
            *,
            flag: str | None = None,  # the command-line flag (default: `--` and the name with dashes)
@@ -49,15 +49,29 @@ def field_flag(f: dataclasses.Field,  # a plan field
     return f.metadata.get('flag') or '--' + f.name.replace('_', '-')
 
 
+def _comments(klass) -> dict:
+    "{name: trailing comment} of the annotated class attributes in `klass`'s own source."
+    import inspect, io, tokenize
+    try: src = inspect.getsource(klass)
+    except (OSError, TypeError): return {}
+    out, names = {}, {}
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.NAME and tok.line[:tok.start[1]].strip() == '' and tok.line[tok.end[1]:].lstrip().startswith(':'):
+            names[tok.start[0]] = tok.string  # a line that starts `name:` (an annotated field)
+        elif tok.type == tokenize.COMMENT and tok.start[0] in names:
+            out[names[tok.start[0]]] = tok.string.lstrip('#').strip()
+    return out
+
+
 def field_docs(klass,  # a dataclass
               ) -> dict:
     "{field: its trailing comment} of a dataclass and of every dataclass it derives from (derived fields: their `doc`)."
-    from fastcore.docments import docments
     out = {}
     for k in reversed(klass.__mro__):
-        if dataclasses.is_dataclass(k) and k is not object:
-            out.update({n: d for n, d in docments(k, returns=False).items() if d})
-    out.update({f.name: f.metadata['doc'] for f in dataclasses.fields(klass) if 'doc' in f.metadata})
+        if dataclasses.is_dataclass(k): out.update(_comments(k))
+    fields = {f.name: f for f in dataclasses.fields(klass)}
+    out = {n: d for n, d in out.items() if n in fields}
+    out.update({n: f.metadata['doc'] for n, f in fields.items() if 'doc' in f.metadata})
     return out
 
 # %% ../nbs/01c_method.ipynb #0ed01586

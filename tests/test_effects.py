@@ -1,0 +1,149 @@
+"""Private G-formula, AIPW, the difference in means and effect(): agreement with statsmodels, coverage of the TRUE
+effect in a reduced Monte Carlo, refusals before any spend, the method choice from public inputs only, Dask equality."""
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy.special import expit
+
+import privcausal as pc
+from privcausal.accounting import BudgetExceededError, PrivacyLedger
+from privcausal.choice import choose_method, effect
+from privcausal.doubly_robust import aipw
+from privcausal.method import EffectRelease
+from privcausal.regression import dim, gformula, plan_gformula
+from privcausal.theory_ipw import imbalanced_design
+
+COVS = [f'x{j}' for j in range(1, 6)]
+BOUNDS = {c: (-5, 5) for c in COVS}
+
+
+def imbalanced(n, seed):
+    X, t, y, truth = imbalanced_design(n, np.random.default_rng(seed))
+    return pd.DataFrame(X, columns=COVS).assign(t=t, y=y), truth
+
+
+def release(fn, df, eps=1.0, seed=1, **kw):
+    return fn(df, outcome='y', treatment='t', covariates=COVS, covariate_bounds=BOUNDS, outcome_bounds=(-15, 15),
+              epsilon=eps, delta=1e-6, rng=np.random.default_rng(seed), **kw)
+
+
+def test_top_level_api():
+    for name in ('effect', 'gformula', 'aipw', 'dim', 'pp_ipw', 'anm_direction', 'PrivacyLedger', 'plan_gformula', 'solve_plan'):
+        assert callable(getattr(pc, name)), name
+    assert pc.effect is effect and pc.gformula is gformula
+
+
+@pytest.mark.parametrize('estimand, group', [('ATE', 'all'), ('ATT', 1), ('ATC', 0)])
+def test_gformula_agrees_with_statsmodels_without_noise(estimand, group):
+    "At an enormous epsilon (noise and floor negligible) the G-formula is statsmodels' regression adjustment."
+    from statsmodels.treatment.treatment_effects import TreatmentEffect
+    df, _ = imbalanced(4000, 3)
+    r = release(gformula, df, eps=1e8, estimand=estimand, standardise=False, outcome_clip_sd=None)
+    Z = sm.add_constant(df[COVS].to_numpy())
+    te = TreatmentEffect(sm.OLS(df.y.to_numpy(), Z), df.t.to_numpy(), results_select=sm.Logit(df.t.to_numpy(), Z).fit(disp=0))
+    ref = te.ra(effect_group=group, return_results=True)
+    assert r.estimate == pytest.approx(ref.effect[0], abs=1e-4)
+    assert r.std_error == pytest.approx(ref.sd[0], rel=0.1)  # ours: population effect; statsmodels: the sample's
+
+
+def test_aipw_agrees_with_the_textbook_score_without_noise():
+    df, _ = imbalanced(4000, 4)
+    r = release(aipw, df, eps=1e8, standardise=False, outcome_clip_sd=None, newton_steps=6, propensity_bounds=(0.01, 0.99))
+    Z = sm.add_constant(df[COVS].to_numpy() / 5); t, y = df.t.to_numpy(), df.y.to_numpy()
+    e = np.clip(sm.Logit(t, Z).fit(disp=0).predict(Z), 0.01, 0.99)
+    mu1 = sm.OLS(y[t == 1], Z[t == 1]).fit().predict(Z); mu0 = sm.OLS(y[t == 0], Z[t == 0]).fit().predict(Z)
+    psi = mu1 - mu0 + t * (y - mu1) / e - (1 - t) * (y - mu0) / (1 - e)
+    assert r.estimate == pytest.approx(psi.mean(), abs=2e-3)
+    assert r.std_error == pytest.approx(psi.std() / math.sqrt(len(psi)), rel=0.05)
+
+
+@pytest.mark.parametrize('fn, reps, lo', [(gformula, 60, 0.85), (aipw, 60, 0.85)])
+def test_coverage_of_the_true_effect_reduced(fn, reps, lo):
+    """A reduced Monte Carlo (benchmarks/effects runs the full one): n = 20,000, epsilon = 5, the imbalanced design
+    with wide bounds. Expected coverage 0.95; with 60 releases its binomial sd is 0.028, so >= 0.85 (3.5 sd) and
+    <= 1 - 0 fail only for a real defect; the estimates' bias must be under 10% of the effect."""
+    hits, errs = 0, []
+    for rep in range(reps):
+        df, truth = imbalanced(20_000, 100 + rep)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            r = release(fn, df, eps=5.0, seed=1000 + rep, clip=True)  # N(0, 1) covariates pass +-5 now and then
+        lo_, hi_ = r.conf_int()
+        hits += lo_ <= truth['ATE'] <= hi_
+        errs.append(r.estimate - truth['ATE'])
+    assert hits / reps >= lo, hits / reps
+    assert abs(np.mean(errs)) < 0.1 * 2.0, np.mean(errs)
+
+
+def test_refusals_spend_nothing():
+    df, _ = imbalanced(2000, 5)
+    led = PrivacyLedger(1.5, 1e-5)
+    with pytest.raises(ValueError, match=r"covariate_bounds: columns \['x1'\]"):
+        release(gformula, df.assign(x1=df.x1 * 10), ledger=led)
+    with pytest.raises(ValueError, match='outcome_bounds'):
+        release(aipw, df.assign(y=df.y * 10), ledger=led)
+    with pytest.raises(ValueError, match='treatment'):
+        release(gformula, df.assign(t=df.t * 2), ledger=led)
+    assert led.spent == (0.0, 0.0)
+    release(gformula, df, ledger=led)
+    with pytest.raises(BudgetExceededError):
+        release(aipw, df, ledger=led)
+    assert led.spent == (1.0, 1e-6)
+
+
+def test_clip_instead_of_refusing_is_announced():
+    df, _ = imbalanced(2000, 6)
+    with pytest.warns(UserWarning, match='clip=True'):
+        r = release(gformula, df.assign(x1=df.x1 * 10), clip=True)
+    assert isinstance(r, EffectRelease)
+
+
+def test_choice_reads_no_data():
+    "The method effect() runs is a function of public inputs: neighbouring data sets choose the same one."
+    df, _ = imbalanced(2000, 7)
+    nb = df.copy(); nb.iloc[0] = [5, -5, 5, -5, 5, 1, 15]
+    for eps in (0.5, 5.0, 50.0):
+        chosen = {release(effect, d, eps=eps).method for d in (df, nb)}
+        assert len(chosen) == 1
+    assert choose_method(2000, 1.0, 1e-6, (-15, 15), randomised=True).method == 'dim'
+
+
+def test_effect_names_unknown_options():
+    df, _ = imbalanced(2000, 8)
+    with pytest.raises(TypeError, match='treated_shar'):
+        release(effect, df, treated_shar=0.2)
+
+
+def test_dim_is_the_difference_in_means_of_a_trial():
+    g = np.random.default_rng(9)
+    n = 40_000
+    df = pd.DataFrame({'t': g.integers(0, 2, n)}); df['y'] = 1 + 2 * df.t + g.normal(size=n)
+    r = dim(df, outcome='y', treatment='t', outcome_bounds=(-15, 15), epsilon=1e8, delta=1e-6, rng=g, outcome_clip_sd=None)
+    assert r.estimate == pytest.approx(df.y[df.t == 1].mean() - df.y[df.t == 0].mean(), abs=1e-6)
+
+
+def test_pvalue_and_interval_are_consistent():
+    df, _ = imbalanced(20_000, 10)
+    r = release(gformula, df)
+    lo, hi = r.conf_int(0.05)
+    assert (r.pvalue() < 0.05) == (not lo <= 0 <= hi) or r.whole_range
+    assert r.conf_int(0.01)[0] <= lo <= r.estimate <= hi <= r.conf_int(0.01)[1]
+
+
+def test_dask_equals_pandas():
+    dd = pytest.importorskip('dask.dataframe')
+    df, _ = imbalanced(6000, 11)
+    ddf = dd.from_pandas(df, npartitions=3)
+    for fn in (gformula, aipw):
+        a, b = release(fn, df, seed=5), release(fn, ddf, seed=5)
+        assert a.estimate == pytest.approx(b.estimate, rel=1e-8, abs=1e-10)
+        assert a.std_error == pytest.approx(b.std_error, rel=1e-8)
+
+
+def test_plan_inverts():
+    p = pc.solve_plan(plan_gformula, 0.5, 'n', epsilon=1.0, delta=1e-6, outcome_bounds=(-15, 15), d=5, outcome_sd=2.2)
+    assert p.ci_halfwidth <= 0.5 < plan_gformula(max(p.n - 200, 10), 1.0, 1e-6, (-15, 15), d=5, outcome_sd=2.2).ci_halfwidth
