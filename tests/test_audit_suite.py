@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from privcausal import anm, ipw, mechanisms, propensity, wate
+from privcausal import anm, ipw, mechanisms, propensity, regression, wate
 from privcausal import audit_suite as A
 
 # (function, pair) cases that still fail on the current code (issue #8); the same list as nbs/08_audit.ipynb
@@ -81,6 +81,18 @@ def test_arm_and_degenerate_edges_are_reached():
     assert np.ptp(ap['x constant except one test record'].d1['x']) == 0
     with pytest.raises(ValueError):  # the check can fail: two records changed
         A.check_neighbours(A.NeighbourPair('two', {'a': np.zeros(4)}, {'a': np.r_[1.0, 1.0, 0, 0]}, ''))
+    ep = {p.name: p for p in A.effect_pairs() + A.effect_standardise_pairs() + A.effect_clip_pairs()}
+    arm = lambda d, a: int((d['treatment'] == a).sum())
+    assert (arm(ep['treated 1 -> 0'].d1, 1), arm(ep['treated 2 -> 1'].d1, 1), arm(ep['controls 1 -> 0'].d1, 0)) == (0, 1, 0)
+    lo, hi = np.array([-3.0, 0.0, 0.0]), np.array([3.0, 10.0, 1.0])
+    sw = ep['corners, arm switch']
+    assert np.array_equal(sw.d0['X'][0], hi) and np.array_equal(sw.d1['X'][0], lo) and not sw.same_arms  # corners, switching arm
+    assert (sw.d0['outcome'][0], sw.d1['outcome'][0]) == (100.0, 0.0)  # the outcome at its bounds
+    same = ep['same point, arm switch']
+    assert np.array_equal(same.d0['X'], same.d1['X']) and same.d0['treatment'][0] != same.d1['treatment'][0]
+    assert np.ptp(ep['constant covariates except one row'].d1['X'], axis=0).max() == 0
+    beyond = ep['beyond the bounds (clipped)'].d1
+    assert (beyond['X'][0] > hi).any() and beyond['outcome'][0] > 100  # only audited with clip=True
 
 
 # ---------- coverage of the public API
@@ -88,7 +100,7 @@ def test_every_release_function_and_option_is_covered(cases):
     funcs = {c.function for c in cases}
     assert funcs == {'mechanisms.laplace_mechanism', 'mechanisms.gaussian_mechanism', 'mechanisms.propose_test_release',
                      'anm.iqr_ptr', 'propensity.private_propensity', 'ipw.pp_ipw', 'wate.wate', 'wate.wate_estimands',
-                     'anm.anm_direction'}
+                     'anm.anm_direction', 'regression.gformula', 'regression.dim', 'doubly_robust.aipw', 'choice.effect'}
     opts = lambda f: [c.options for c in cases if c.function == f]
     an = opts('anm.anm_direction')
     assert {(o['score'], o['privacy']) for o in an} >= {(s, p) for s in ('spearman', 'kendall', 'hsic', 'iqr') for p in ('test', 'train')} | {('hsic', 'both')}
@@ -113,6 +125,19 @@ def test_every_release_function_and_option_is_covered(cases):
     wo = opts('wate.wate')
     assert {o.get('estimand', 'ATE') for o in wo} == set(wate.ESTIMANDS) and {o.get('variance', 'paper') for o in wo} == {'paper', 'mean'}
     assert {o.get('v_model', 'per_arm_logit') for o in wo} == set(wate.V_MODELS)
+    go = opts('regression.gformula')
+    assert {o.get('estimand', 'ATE') for o in go} == {'ATE', 'ATT'}
+    assert {(o.get('standardise', True), o.get('outcome_clip_sd', 5.0) is not None) for o in go} >= {(True, True), (True, False), (False, False)}
+    assert {o.get('estimand', 'ATE') for o in opts('doubly_robust.aipw')} == {'ATE', 'ATT', 'ATC'}
+    assert {o.get('outcome_clip_sd', 5.0) is None for o in opts('regression.dim')} == {True, False}
+    assert {o.get('randomised', False) for o in opts('choice.effect')} == {True, False}
+    for f in ('regression.gformula', 'regression.dim', 'doubly_robust.aipw', 'choice.effect'):
+        assert any(o.get('clip') for o in opts(f))  # clipping requested, on the row beyond the bounds
+        pairs = {c.pair.name for c in cases if c.function == f}
+        assert pairs >= {'corners, arm switch', 'treated 1 -> 0', 'controls 1 -> 0', 'standardisation clip flips',
+                         'beyond the bounds (clipped)'}, (f, pairs)
+        assert all(c.max_samples == A.EFFECT_MAX_SAMPLES for c in cases if c.function == f)
+        assert all((c.epsilon, c.delta) == (1.0, 1e-5) for c in cases if c.function == f)  # the claim the release states
     ci = A.suite_cases('ci')
     assert {c.function for c in ci} == funcs and len(ci) < len(cases)
 
@@ -172,6 +197,19 @@ def test_injected_refusal_is_caught():
     # the quick check of every case (few draws, no bounds) catches an exception too
     quick = A.run_suite([refuse_when(base, one_treated)], n_samples=20, bounds=False)
     assert list(quick.verdict) == ['violation: refusal']
+
+
+def test_under_noised_effect_is_caught():
+    "The G-formula with a thirtieth of its Gram and cross-product noise is flagged; the real one on the same case is not."
+    case = next(c for c in A.effect_cases() if c.function == 'regression.gformula' and c.pair.name == 'corners, arm switch'
+                and c.options == {'standardise': False, 'outcome_clip_sd': None})
+    saved = regression.gram_sensitivity, regression.cross_sensitivity
+    regression.gram_sensitivity = lambda d: saved[0](d) / 30
+    regression.cross_sensitivity = lambda d: saved[1](d) / 30
+    try: weak = A.run_suite([case], n_samples=300)
+    finally: regression.gram_sensitivity, regression.cross_sensitivity = saved
+    strong = A.run_suite([case], n_samples=300)
+    assert list(weak.verdict) == ['violation: epsilon'] and list(strong.verdict) == ['ok'], (weak.eps_lower_bound, strong.eps_lower_bound)
 
 
 def test_data_dependent_message_is_caught():
