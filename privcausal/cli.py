@@ -229,7 +229,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #16df06bb
+# %% ../nbs/09_cli.ipynb #7f25f121
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -247,16 +247,20 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if budget is not None: raise ValueError('--budget needs --ledger FILE (the file that keeps the budget)')
         return None
     total = _budget(budget)
-    if Path(path).exists():
-        ledger = accounting.PrivacyLedger.load(path, autosave=not dry_run)
-        if total is not None and total != (ledger.epsilon, ledger.delta):
-            raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
-                             f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed')
-        return ledger
-    if total is None:
-        raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it')
-    ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
-    if not dry_run: ledger.save(path, autosave=True)
+    try: ledger = accounting.PrivacyLedger.load(path, autosave=not dry_run)
+    except FileNotFoundError:
+        if total is None:
+            raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it') from None
+        ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
+        if dry_run: return ledger
+        try:
+            ledger.save(path, autosave=True, exclusive=True)
+            return ledger
+        except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
+            ledger = accounting.PrivacyLedger.load(path, autosave=True)
+    if total is not None and total != (ledger.epsilon, ledger.delta):
+        raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
+                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed')
     return ledger
 
 # %% ../nbs/09_cli.ipynb #6f6df1c2
