@@ -153,7 +153,7 @@ def exact_pure_dp_composition_delta(epsilon: float,  # $\varepsilon$ of each mec
     loss = (k - 2 * j) * epsilon
     return float(np.sum(np.exp(log_prob) * -np.expm1(np.minimum(epsilon_total - loss, 0.0))))
 
-# %% ../nbs/01_accounting.ipynb #e616a537
+# %% ../nbs/01_accounting.ipynb #25bfadd4
 def _jsonable(v):
     if isinstance(v, (np.floating, np.integer, np.bool_)): return v.item()
     if isinstance(v, (tuple, list)): return [_jsonable(x) for x in v]
@@ -180,7 +180,8 @@ def cost_from_dict(d: dict,  # what `cost_to_dict` wrote
 def _locked(path: Path):
     "An exclusive advisory lock on the ledger file `path` itself, held for one read-check-write (FileNotFoundError if absent)."
     while True:
-        fd = os.open(path, os.O_RDONLY)
+        try: fd = os.open(path, os.O_RDWR)  # open for writing: NFS emulates flock by fcntl locks, which need it
+        except PermissionError: fd = os.open(path, os.O_RDONLY)  # a read-only ledger file in a writable folder
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if os.path.samestat(os.fstat(fd), os.stat(path)): break  # still the file at `path`
