@@ -537,7 +537,7 @@ def _ipw_command(args):
 # %% ../nbs/09_cli.ipynb #5f6860fb
 from . import wate as _wate
 
-# %% ../nbs/09_cli.ipynb #81bfba2b
+# %% ../nbs/09_cli.ipynb #a022defb
 def _wate_arguments(p):
     _data_options(p)
     _release_options(p)
@@ -545,7 +545,8 @@ def _wate_arguments(p):
     p.add_argument('--partitions', type=int, metavar='M', help='number of partitions M (default: a rule from n and d)')
     p.add_argument('--propensity-bound', '--truncation', dest='propensity_bound', type=float, metavar='A',
                    help='PUBLIC propensity bound: propensities are truncated to [A, 1 - A]')
-    p.add_argument('--variance-share', type=float, metavar='PI', help='share pi of epsilon for the variance')
+    p.add_argument('--variance-share', type=float, metavar='PI',
+                   help='share pi of epsilon for the variance (default 0.1 for the ATE, 0.25 for the ATT and ATC)')
     p.add_argument('--variance', choices=['paper', 'mean'], help="how the variance is released: 'mean' or the paper's eq. 14")
     p.add_argument('--sampler', choices=['exact', 'emcee'], help="posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)")
     p.add_argument('--draws', type=int, metavar='L', help='posterior draws L')
@@ -686,7 +687,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #746b60ea
+# %% ../nbs/09_cli.ipynb #3ad26c39
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -711,7 +712,7 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         run(argv)
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
-    except (ValueError, TypeError, KeyError, FileNotFoundError, RuntimeError) as e:
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
         print(f'privcausal: error: {flag_names(str(e))}', file=sys.stderr)
         raise SystemExit(2)
 

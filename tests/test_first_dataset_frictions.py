@@ -66,6 +66,8 @@ def test_plan_states_its_assumptions_on_its_first_line_and_they_are_easy_to_set(
     assert d['assumed_defaults'] == [] and d['treated_share'] == 0.35 and d['outcome_sd'] == 3000
     code, out, _ = call('ipw', survey, *IPW, '--covariate-bound', '80', '--dry-run', '--json')
     assert json.loads(out)['sampling_sd'] > 4 * d['sampling_sd']  # the default C/2 overstated this spread
+    code, out, err = call('ipw', survey, *IPW, '--covariate-bound', '80', '--dry-run', '--outcome-mean', '1,2,3')
+    assert code == 2 and '--outcome-mean takes M or M1,M0' in err
     code, out, _ = call('wate', survey.replace('survey.csv', 'survey.csv'), '--treatment', 'treat', '--outcome', 'married',
                         '--covariates', 'age,educ', '--epsilon', '1', '--dry-run')
     assert out.splitlines()[0].startswith('WATE plan assuming V = 1/n') and '--sampling-variance' in out.splitlines()[0]
