@@ -226,7 +226,7 @@ def _variance_block(v, k, lo, hi, H, gamma, B):
     D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
     return D, min(max(P / B, lo), hi)
 
-# %% ../nbs/04_ipw.ipynb #15c9f364
+# %% ../nbs/04_ipw.ipynb #ff680b43
 ARM_GRID = 401  # candidate means per grid and arm (a uniform grid over [-1, 1] and a fine one around the ratio)
 _LOCAL_HALFWIDTH = 6 * float(ndtri(1 - 0.001 / 2))  # the fine grid spans this many standard errors each side
 
@@ -260,7 +260,7 @@ def _arm_candidates(v, k, lo, hi, H, sigma, gamma, points):
     return np.unique(np.clip(np.concatenate([np.linspace(-1, 1, points), local, [centre], exact]), -1.0, 1.0))
 
 
-@np.errstate(over='ignore', invalid='ignore')
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')
 def _arm_point(v, k, lo, hi, H, sigma, gamma, points) -> float:
     "Arm k's mean in units of $C_y$: the candidate with the smallest pivot ($A_t/B_t$ when it lies in [-1, 1])."
     m = _arm_candidates(v, k, lo, hi, H, sigma, gamma, points)
@@ -331,13 +331,13 @@ def ht_from_sums(sums,  # the released (noisy) $\frac{C_y}N(\sum a_i)$ or $\frac
     var = scale * scale * samp + sigma ** 2
     return EffectFromSums(float(v[0]), _sqrt0(var), float(sigma), (), _dof(var, samp_noise))
 
-# %% ../nbs/04_ipw.ipynb #77ab4c18
+# %% ../nbs/04_ipw.ipynb #1ba5a3d9
 def _quantile(p, dof):
     "The normal quantile, or Student's t with `dof` degrees of freedom."
     return float(ndtri(p)) if math.isinf(dof) else float(stats.t.ppf(p, dof))
 
 
-@np.errstate(over='ignore', invalid='ignore')  # an astronomically noisy release: inf/NaN pivots simply do not pass
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')  # an astronomically noisy release: inf/NaN pivots do not pass
 def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                    outcome_bound: float,  # $C_y$
                    bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -365,7 +365,7 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
     return (C * max(float(tau[ok].min()), -2.0), C * min(float(tau[ok].max()), 2.0))
 
 
-@np.errstate(over='ignore', invalid='ignore')
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')
 def hajek_identified(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                      bounds: tuple,  # $(\omega_1,\omega_2)$
                      estimand: str,  # 'ATE', 'ATT' or 'ATC'
