@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #daa24c7d
+# %% ../nbs/09_cli.ipynb #fcafbe22
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -80,6 +80,7 @@ FLAGS = {  # Python keyword -> command-line flag
     'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical', 'other': '--other',
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
     'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share', 'propensity_sd': '--propensity-sd',
+    'treated_share': '--treated-share', 'outcome_sd': '--outcome-sd', 'outcome_mean': '--outcome-mean',
 }
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
@@ -229,7 +230,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #16df06bb
+# %% ../nbs/09_cli.ipynb #7f25f121
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -247,16 +248,20 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if budget is not None: raise ValueError('--budget needs --ledger FILE (the file that keeps the budget)')
         return None
     total = _budget(budget)
-    if Path(path).exists():
-        ledger = accounting.PrivacyLedger.load(path, autosave=not dry_run)
-        if total is not None and total != (ledger.epsilon, ledger.delta):
-            raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
-                             f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed')
-        return ledger
-    if total is None:
-        raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it')
-    ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
-    if not dry_run: ledger.save(path, autosave=True)
+    try: ledger = accounting.PrivacyLedger.load(path, autosave=not dry_run)
+    except FileNotFoundError:
+        if total is None:
+            raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it') from None
+        ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
+        if dry_run: return ledger
+        try:
+            ledger.save(path, autosave=True, exclusive=True)
+            return ledger
+        except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
+            ledger = accounting.PrivacyLedger.load(path, autosave=True)
+    if total is not None and total != (ledger.epsilon, ledger.delta):
+        raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
+                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed')
     return ledger
 
 # %% ../nbs/09_cli.ipynb #6f6df1c2
@@ -269,7 +274,7 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #fdb3b2a2
+# %% ../nbs/09_cli.ipynb #fd98ec9b
 def _data_options(p, covariates=True):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
     if not covariates: return
@@ -292,7 +297,9 @@ def _release_options(p, delta_required=False):
     p.add_argument('--seed', type=int, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
     p.add_argument('--ledger', metavar='FILE', help='charge the privacy ledger kept in FILE (refused if it would overspend)')
     p.add_argument('--budget', metavar='EPS[,DELTA]', help='total of a new --ledger FILE')
-    p.add_argument('--dry-run', action='store_true', help='print the plan (noise sd, expected interval) and spend nothing')
+    p.add_argument('--dry-run', action='store_true',
+                   help='print the plan (noise sd, expected interval) and spend nothing; DATA is read only for its number of '
+                        'rows and to check the named columns')
     p.add_argument('--non-private', action='store_true', help='also report NOT PRIVATE comparison numbers')
 
 
@@ -314,7 +321,7 @@ def _columns_exist(df, **flags):
     for flag, col in flags.items():
         if col not in df.columns: raise ValueError(f'--{flag.replace("_", "-")} {col!r} is not a column of DATA')
 
-# %% ../nbs/09_cli.ipynb #cc06d6fd
+# %% ../nbs/09_cli.ipynb #c3410ef4
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with flag names."
     with warnings.catch_warnings(record=True) as caught:
@@ -339,20 +346,37 @@ def _not_private(result, text, what, values):
     return result, text + '\n  NOT PRIVATE (' + what + '): ' + ', '.join(f'{k}={v}' for k, v in values.items())
 
 
-def _plan_output(plan, ledger, kind):
-    d = {'command': kind, **plan.to_dict(), 'planned': True}
-    text = plan.summary() if hasattr(plan, 'summary') else repr(plan)
+_SET_ASSUMPTIONS = {'ipw': '--treated-share P, --outcome-sd SD, --outcome-mean M[,M0], --propensity-sd S'}
+
+
+def _plan_output(plan, ledger, kind, read):
+    "A dry run's JSON and text: the plan (its assumptions first), the ledger's verdict, and what was read of DATA."
+    d = {'command': kind, **plan.to_dict(), 'planned': True, 'data_read': read}
+    if kind == 'ipw': text = plan.summary(how_to_set=_SET_ASSUMPTIONS['ipw'])
+    elif kind == 'wate': text = f'WATE plan assuming {plan.sampling_variance_assumption} (set --sampling-variance V)\n  {plan!r}'
+    else: text = plan.summary()
     if ledger is not None:
         why = ledger.shortfall(plan.cost)  # the whole cost the release would charge
         d['ledger'] = {'file_total': [ledger.epsilon, ledger.delta], 'spent': list(ledger.spent), 'affordable': why is None,
                        **({'why_not': why} if why else {})}
         text += f'\n  ledger: {"affordable" if why is None else "NOT affordable: " + why}'
-    return d, text + '\n  (dry run: nothing was spent or drawn)'
+    return d, text + f'\n  (dry run: {read}; nothing was spent and no noise drawn)'
+
+# %% ../nbs/09_cli.ipynb #8479b6bc
+_DASK_READ = 'the workers counted the rows of DATA (unless --n-rows gave them) and checked its columns\' names'
+
+
+def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
+    "What a dry run read of DATA, in words."
+    parts = [f'its number of rows (N={n_rows})'] + ([f'the counts of --split-column {split_column}'] if split_column else [])
+    checks = 'that the named columns exist' + (' and the covariates fit their declared levels' if covariates else '') + (
+        ' and --covariate-scale bounds' if scales else '')
+    return f'read DATA for {" and ".join(parts)}, and to check {checks}; the plan uses N and the public settings only'
 
 # %% ../nbs/09_cli.ipynb #e07b651c
 from . import ipw as _ipw
 
-# %% ../nbs/09_cli.ipynb #21c5b4cf
+# %% ../nbs/09_cli.ipynb #54c9ab6e
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -367,7 +391,8 @@ def _ipw_arguments(p):
     p.add_argument('--outcome-bound', type=float, metavar='C', help='PUBLIC bound C on |outcome|')
     p.add_argument('--covariate-bound', type=float, metavar='R', help='PUBLIC bound R on the L2 norm of a covariate row')
     p.add_argument('--covariate-scale', metavar='COL=S,...',
-                   help='PUBLIC per-column bounds |x| <= S instead of --covariate-bound (0/1 dummies default to 1)')
+                   help='PUBLIC per-column bounds |x| <= S instead of --covariate-bound: every covariate needs its S (COL=1 '
+                        'for a 0/1 column), except the dummies --categorical makes, which default to 1')
     p.add_argument('--variance-share', type=float, metavar='S',
                    help='share of the effect stage spent on the variance behind the interval (default: the library default)')
     p.add_argument('--calibration', default='analytic', choices=['analytic', 'classical'],
@@ -376,9 +401,11 @@ def _ipw_arguments(p):
     p.add_argument('--debias', default='auto', choices=['auto', 'on', 'off'],
                    help="one Newton step on a released curvature against the propensity model's shrinkage ('auto': a public rule)")
     p.add_argument('--hessian-share', type=float, metavar='PI', help='--debias: share of the effect stage spent on the curvature (default 0.25)')
-    p.add_argument('--treated-share', type=float, default=0.5, metavar='P', help='--dry-run: assumed share of treated rows')
-    p.add_argument('--outcome-sd', type=float, metavar='SD', help='--dry-run: assumed outcome sd per arm (default C/2)')
-    p.add_argument('--propensity-sd', type=float, default=0.0, metavar='S',
+    p.add_argument('--treated-share', type=float, metavar='P', help='--dry-run: assumed share of treated rows (default 0.5)')
+    p.add_argument('--outcome-sd', type=float, metavar='SD',
+                   help='--dry-run: assumed outcome sd per arm (default C/2, the largest possible: often several times too large)')
+    p.add_argument('--outcome-mean', metavar='M[,M0]', help='--dry-run: assumed outcome mean, or treated,control means (default 0)')
+    p.add_argument('--propensity-sd', type=float, metavar='S',
                    help='--dry-run: assumed sd of the true logit propensity over units (default 0: all at the treated share)')
     p.add_argument('--clip-outcomes', action='store_true', help='clip outcomes beyond C (announced) instead of refusing')
     p.add_argument('--clip-rows', action='store_true', help='project covariate rows beyond R onto the ball (announced)')
@@ -398,9 +425,11 @@ def _scales(text, names, X):
             raise ValueError(f'--covariate-scale: each S must be a finite number > 0, got {item!r}')
     unknown = sorted(set(given) - set(names))
     if unknown: raise ValueError(f'--covariate-scale: {unknown} are not covariates of the design {names}')
-    dummies = [c for c in names if '=' in c]  # columns dummy_code made: 0/1 by construction
+    dummies = [c for c in names if '=' in c]  # columns dummy_code made from --categorical: 0/1 by construction
     missing = [c for c in names if c not in given and c not in dummies]
-    if missing: raise ValueError(f'--covariate-scale: state a PUBLIC scale for {missing} too')
+    if missing:  # a numeric column that happens to hold 0/1 is not known to be 0/1: its bound is the user's to state
+        raise ValueError(f'--covariate-scale: state a PUBLIC scale for {missing} too (COL=1 for a 0/1 column; only the '
+                         'dummies --categorical makes default to 1)')
     return np.array([given.get(c, 1.0) for c in names])
 
 
@@ -424,6 +453,17 @@ def per_column_scaled(X: pd.DataFrame,  # the covariate design
 _IPW_BOUNDS = (('outcome_bound', '--outcome-bound C (a public bound on |outcome|)'),
                ('covariate_bound', '--covariate-bound R (a public bound on the L2 norm of a covariate row)'),
                ('propensity_bound', '--propensity-bound OMEGA (public propensity bounds [OMEGA, 1 - OMEGA])'))
+
+
+def _assumptions(args) -> dict:
+    "The dry run's guesses about the data (None: the planner's default, marked * in its summary)."
+    mean = None
+    if args.outcome_mean is not None:
+        try: mean = [float(v) for v in args.outcome_mean.split(',')]
+        except ValueError: raise ValueError(f'--outcome-mean takes M or M1,M0, got {args.outcome_mean!r}') from None
+        if len(mean) not in (1, 2): raise ValueError(f'--outcome-mean takes M or M1,M0, got {args.outcome_mean!r}')
+        mean = mean[0] if len(mean) == 1 else tuple(mean)
+    return dict(treated_share=args.treated_share, outcome_sd=args.outcome_sd, outcome_mean=mean, propensity_sd=args.propensity_sd)
 
 
 def _ipw_settings(args):
@@ -452,9 +492,8 @@ def _ipw_dask(args, settings, ledger):
         ddf, names = _dask_frame(args)
         if args.dry_run:
             plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
-            plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), treated_share=args.treated_share,
-                                 outcome_sd=args.outcome_sd, propensity_sd=args.propensity_sd, **plan_kw)
-            return _plan_output(plan, ledger, 'ipw')
+            plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), **_assumptions(args), **plan_kw)
+            return _plan_output(plan, ledger, 'ipw', _DASK_READ)
         out = _released(_ipw.pp_ipw, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
                         diagnostics=args.non_private, n_rows=args.n_rows, **settings)
@@ -481,9 +520,9 @@ def _ipw_command(args):
     if args.dry_run:
         plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
         n_fit = int((df[args.split_column].astype(str).str.strip().str.lower() == 'fit').sum()) if args.split_column else None
-        plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, treated_share=args.treated_share,
-                             outcome_sd=args.outcome_sd, propensity_sd=args.propensity_sd, **plan_kw)
-        return _plan_output(plan, ledger, 'ipw')
+        plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, **_assumptions(args), **plan_kw)
+        return _plan_output(plan, ledger, 'ipw', _read(len(df), args.split_column, covariates=True,
+                                                       scales=args.covariate_scale is not None))
     frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
     split = df[args.split_column] if args.split_column else None
     rel, diag = _released(_ipw.pp_ipw, frame, outcome='__y', treatment='__t', covariates=names, split=split,
@@ -498,7 +537,7 @@ def _ipw_command(args):
 # %% ../nbs/09_cli.ipynb #5f6860fb
 from . import wate as _wate
 
-# %% ../nbs/09_cli.ipynb #4ee8d069
+# %% ../nbs/09_cli.ipynb #a022defb
 def _wate_arguments(p):
     _data_options(p)
     _release_options(p)
@@ -506,7 +545,8 @@ def _wate_arguments(p):
     p.add_argument('--partitions', type=int, metavar='M', help='number of partitions M (default: a rule from n and d)')
     p.add_argument('--propensity-bound', '--truncation', dest='propensity_bound', type=float, metavar='A',
                    help='PUBLIC propensity bound: propensities are truncated to [A, 1 - A]')
-    p.add_argument('--variance-share', type=float, metavar='PI', help='share pi of epsilon for the variance')
+    p.add_argument('--variance-share', type=float, metavar='PI',
+                   help='share pi of epsilon for the variance (default 0.1 for the ATE, 0.25 for the ATT and ATC)')
     p.add_argument('--variance', choices=['paper', 'mean'], help="how the variance is released: 'mean' or the paper's eq. 14")
     p.add_argument('--sampler', choices=['exact', 'emcee'], help="posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)")
     p.add_argument('--draws', type=int, metavar='L', help='posterior draws L')
@@ -527,7 +567,7 @@ def _wate_dask(args, settings, ledger):
         ddf, names = _dask_frame(args)
         if args.dry_run:
             plan = _wate.plan_wate(n=_dask_n(args, ddf), d=len(names), sampling_variance=args.sampling_variance, **settings)
-            return _plan_output(plan, ledger, 'wate')
+            return _plan_output(plan, ledger, 'wate', _DASK_READ)
         sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
         res = _released(_wate.wate, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
                         ledger=ledger, n_rows=args.n_rows, **sampling, **settings)
@@ -550,7 +590,7 @@ def _wate_command(args):
     X, names = _covariate_design(args, df)
     if args.dry_run:
         plan = _wate.plan_wate(n=len(df), d=len(names), sampling_variance=args.sampling_variance, **settings)
-        return _plan_output(plan, ledger, 'wate')
+        return _plan_output(plan, ledger, 'wate', _read(len(df), None, covariates=True))
     frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
     sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
     res = _released(_wate.wate, frame, outcome='__y', treatment='__t', covariates=names, rng=_rng(args), ledger=ledger,
@@ -565,7 +605,7 @@ def _wate_command(args):
 # %% ../nbs/09_cli.ipynb #f2175c24
 from . import anm as _anm
 
-# %% ../nbs/09_cli.ipynb #6caedf0a
+# %% ../nbs/09_cli.ipynb #2536eb73
 def _anm_arguments(p):
     _data_options(p, covariates=False)
     _release_options(p)
@@ -612,7 +652,7 @@ def _anm_command(args):
             labels = df[args.split_column].astype(str)
             sizes = dict(n_train=int((labels == 'train').sum()), n_test=int((labels == 'test').sum()))
         plan = _anm.plan_direction(**sizes, margin=args.margin, **options)
-        return _plan_output(plan, ledger, 'anm')
+        return _plan_output(plan, ledger, 'anm', _read(len(df), args.split_column))
     split = df[args.split_column].to_numpy() if args.split_column else None
     split_seed = args.split_seed if args.split_seed is not None else args.seed
     fit = _released(_anm.anm_fit, df[args.x].to_numpy(), df[args.y].to_numpy(), xb, yb, lam=args.lam,
@@ -647,7 +687,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #cbcec334
+# %% ../nbs/09_cli.ipynb #a58414c9
 from .commands import EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -697,15 +737,17 @@ def _effect_frame(args, covariates):
 
 
 def _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger):
+    "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
+    read = _read(n, covariates=bool(args.categorical))
     common = dict(n=n, epsilon=args.epsilon, delta=args.delta, outcome_bounds=outcome_bounds, covariates=names,
                   covariate_bounds=bounds, estimand=args.estimand)
     if spec.name == 'effect':
         choice = planner(**common, randomised=extra.get('randomised', False), **options)
-        out, text = _plan_output(choice.plans[choice.method], ledger, spec.name)
+        out, text = _plan_output(choice.plans[choice.method], ledger, spec.name, read)
         out['choice'] = {'method': choice.method, 'planned_rmse': choice.planned_rmse, 'reason': choice.reason}
         return out, f'{choice.reason}\n{text}'
     if spec.name == 'dim': common['covariates'] = ()
-    return _plan_output(planner(**common, **options), ledger, spec.name)
+    return _plan_output(planner(**common, **options), ledger, spec.name, read)
 
 
 def _effect_body(spec, args):
@@ -740,7 +782,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #8237101e
+# %% ../nbs/09_cli.ipynb #ead121ba
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -769,7 +811,7 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         run(argv)
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
-    except (ValueError, TypeError, KeyError, FileNotFoundError, RuntimeError) as e:
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
         print(f'privcausal: error: {flag_names(str(e))}', file=sys.stderr)
         raise SystemExit(2)
 

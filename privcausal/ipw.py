@@ -31,14 +31,14 @@ from .propensity import (ERMFit, INTERCEPT_CONSTANT, PrivatePropensityModel, aug
                                    project_to_unit_ball, row_norms, typical_curvature)
 
 # %% auto #0
-__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE', 'MIN_PART_ROWS', 'HESSIAN_SENSITIVITY',
-           'DEFAULT_HESSIAN_SHARE', 'MIN_HESSIAN_SHARE', 'PLAN_DRAWS', 'MAX_OUTCOME_BOUND', 'INTERVAL_COVERS',
-           'ipw_unit_weights', 'arm_weight_range', 'max_unit_weight', 'ipw_normaliser', 'ipw_estimate',
-           'hajek_estimate', 'ipw_sensitivity', 'variance_scale', 'hajek_sensitivity', 'hajek_sums', 'EffectFromSums',
-           'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums', 'hajek_interval', 'random_split', 'check_fit_fraction',
-           'split_mask', 'hessian_vector', 'hessian_from_vector', 'hessian_ridge', 'debias_weights', 'debias_rule',
-           'IPWPlan', 'plan_ipw', 'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'pp_ipw', 'ESTIMANDS',
-           'check_propensity_bounds', 'check_choice']
+__all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE', 'ARM_GRID', 'MIN_PART_ROWS',
+           'HESSIAN_SENSITIVITY', 'DEFAULT_HESSIAN_SHARE', 'MIN_HESSIAN_SHARE', 'PLAN_DRAWS', 'MAX_OUTCOME_BOUND',
+           'INTERVAL_COVERS', 'ipw_unit_weights', 'arm_weight_range', 'max_unit_weight', 'ipw_normaliser',
+           'ipw_estimate', 'hajek_estimate', 'ipw_sensitivity', 'variance_scale', 'hajek_sensitivity', 'hajek_sums',
+           'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums', 'hajek_interval', 'hajek_identified',
+           'random_split', 'check_fit_fraction', 'split_mask', 'hessian_vector', 'hessian_from_vector', 'hessian_ridge',
+           'debias_weights', 'debias_rule', 'IPWPlan', 'plan_ipw', 'solve_plan_ipw', 'Stage', 'IPWRelease',
+           'IPWDiagnostics', 'pp_ipw', 'ESTIMANDS', 'check_propensity_bounds', 'check_choice']
 
 # %% ../nbs/04_ipw.ipynb #ae761bca
 from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
@@ -200,7 +200,7 @@ def hajek_sums(u,  # length-n outcomes divided by $C_y$ (in [-1, 1])
     second = [w @ (u * u * t), w2 @ t, w @ (u * u * c), w2 @ c]
     return np.stack(first + [gamma * v for v in second], axis=-1)
 
-# %% ../nbs/04_ipw.ipynb #bbeaebe7
+# %% ../nbs/04_ipw.ipynb #2214b5bf
 @dataclasses.dataclass(frozen=True)
 class EffectFromSums:
     "The estimate and its uncertainty, computed from the released sums (post-processing)."
@@ -226,22 +226,65 @@ def _variance_block(v, k, lo, hi, H, gamma, B):
     D, P = float(v[4 + 2 * k]) / gamma, float(v[5 + 2 * k]) * H / gamma
     return D, min(max(P / B, lo), hi)
 
+# %% ../nbs/04_ipw.ipynb #ff680b43
+ARM_GRID = 401  # candidate means per grid and arm (a uniform grid over [-1, 1] and a fine one around the ratio)
+_LOCAL_HALFWIDTH = 6 * float(ndtri(1 - 0.001 / 2))  # the fine grid spans this many standard errors each side
 
+
+def _arm_denominator(v, k, lo, hi, H, sigma, gamma):
+    "m -> the variance of $A_t - mB_t$ for arm k: the exact noise part plus the estimated (or bounded) sampling part."
+    A, B = float(v[2 * k]), float(v[2 * k + 1])
+    Bf = max(B, lo)
+    if gamma > 0:
+        D, deff = _variance_block(v, k, lo, hi, H, gamma, Bf)
+        samp = lambda m: deff * np.clip(D - 2 * m * A + m * m * B, 0.0, Bf * (1 + np.abs(m)) ** 2)
+    else: samp = lambda m: hi * Bf * (1 + np.abs(m)) ** 2
+    return lambda m: sigma * sigma * (1 + m * m) + samp(m)
+
+
+def _arm_pivot(v, k, lo, hi, H, sigma, gamma):
+    "m -> the squared Fieller pivot of arm k (0 treated, 1 control) from the released vector `v` (units of $C_y$)."
+    A, B, denominator = float(v[2 * k]), float(v[2 * k + 1]), _arm_denominator(v, k, lo, hi, H, sigma, gamma)
+    return lambda m: (A - m * B) ** 2 / denominator(m)
+
+
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')  # a noise of 1e300: non-finite pivots simply lose
+def _arm_candidates(v, k, lo, hi, H, sigma, gamma, points):
+    "Candidate means of arm k, the same for the estimate and every interval: uniform on [-1, 1], fine around the ratio, the ratio."
+    A, B = float(v[2 * k]), float(v[2 * k + 1])
+    ratio = A / B if B != 0 else 0.0
+    centre = min(max(ratio, -1.0), 1.0) if math.isfinite(ratio) else 0.0
+    se = math.sqrt(float(_arm_denominator(v, k, lo, hi, H, sigma, gamma)(np.array([centre]))[0])) / max(abs(B), lo)
+    local = centre + _LOCAL_HALFWIDTH * se * np.linspace(-1, 1, points) if math.isfinite(se) and se > 0 else np.array([])
+    exact = [ratio] if -1 <= ratio <= 1 else []  # the pivot's zero
+    return np.unique(np.clip(np.concatenate([np.linspace(-1, 1, points), local, [centre], exact]), -1.0, 1.0))
+
+
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')
+def _arm_point(v, k, lo, hi, H, sigma, gamma, points) -> float:
+    "Arm k's mean in units of $C_y$: the candidate with the smallest pivot ($A_t/B_t$ when it lies in [-1, 1])."
+    m = _arm_candidates(v, k, lo, hi, H, sigma, gamma, points)
+    g = _arm_pivot(v, k, lo, hi, H, sigma, gamma)(m)
+    g = np.where(np.isnan(g), np.inf, g)
+    return float(m[np.argmin(g)])
+
+# %% ../nbs/04_ipw.ipynb #4d67719b
 def hajek_from_sums(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                     outcome_bound: float,  # $C_y$
                     bounds: tuple,  # $(\omega_1,\omega_2)$
                     estimand: str,  # 'ATE', 'ATT' or 'ATC'
                     sigma: float,  # noise sd on each coordinate
                     gamma: float = 0.0,  # $\gamma$ of the variance block (0: no block, the public variance bound)
+                    grid: int = ARM_GRID,  # candidate means per arm grid: the same as `hajek_interval`'s
                    ) -> EffectFromSums:
-    "Hájek estimate and standard error from the per-arm sums: floored weight sums, clamped means, delta-method variance (the interval: `hajek_interval`)."
+    "Hájek estimate and standard error from the per-arm sums: each arm's mean the one its Fieller pivot contradicts least (`hajek_interval` inverts the same pivots), floored weight sums, delta-method variance."
     v = np.asarray(sums, dtype=float)
     ranges, C = arm_weight_range(bounds, estimand), float(outcome_bound)
     H = max(hi for _, hi in ranges)
     means, samp, samp_noise2, noise_var = [], 0.0, 0.0, 0.0  # in units of C_y (scaled at the end: no overflow)
     for k, (lo, hi) in enumerate(ranges):  # treated (k=0), then control (k=1)
         A, B = float(v[2 * k]), max(float(v[2 * k + 1]), lo)
-        mt = min(max(A / B, -1.0), 1.0)
+        mt = _arm_point(v, k, lo, hi, H, sigma, gamma, grid)
         if gamma > 0:
             D, deff = _variance_block(v, k, lo, hi, H, gamma, B)
             resid = D - 2 * mt * A + mt * mt * B  # resid: sum w (u - m)^2, noisy
@@ -288,39 +331,13 @@ def ht_from_sums(sums,  # the released (noisy) $\frac{C_y}N(\sum a_i)$ or $\frac
     var = scale * scale * samp + sigma ** 2
     return EffectFromSums(float(v[0]), _sqrt0(var), float(sigma), (), _dof(var, samp_noise))
 
-# %% ../nbs/04_ipw.ipynb #83dd1f02
+# %% ../nbs/04_ipw.ipynb #1ba5a3d9
 def _quantile(p, dof):
     "The normal quantile, or Student's t with `dof` degrees of freedom."
     return float(ndtri(p)) if math.isinf(dof) else float(stats.t.ppf(p, dof))
 
 
-def _arm_denominator(v, k, lo, hi, H, sigma, gamma):
-    "m -> the variance of $A_t - mB_t$ for arm k: the exact noise part plus the estimated (or bounded) sampling part."
-    A, B = float(v[2 * k]), float(v[2 * k + 1])
-    Bf = max(B, lo)
-    if gamma > 0:
-        D, deff = _variance_block(v, k, lo, hi, H, gamma, Bf)
-        samp = lambda m: deff * np.clip(D - 2 * m * A + m * m * B, 0.0, Bf * (1 + np.abs(m)) ** 2)
-    else: samp = lambda m: hi * Bf * (1 + np.abs(m)) ** 2
-    return lambda m: sigma * sigma * (1 + m * m) + samp(m)
-
-
-def _arm_pivot(v, k, lo, hi, H, sigma, gamma):
-    "m -> the squared Fieller pivot of arm k (0 treated, 1 control) from the released vector `v` (units of $C_y$)."
-    A, B, denominator = float(v[2 * k]), float(v[2 * k + 1]), _arm_denominator(v, k, lo, hi, H, sigma, gamma)
-    return lambda m: (A - m * B) ** 2 / denominator(m)
-
-
-def _arm_grid(v, k, lo, hi, H, sigma, gamma, q2, points):
-    "Candidate means of arm k: a uniform grid over [-1, 1] and a fine one around the plug-in mean, on its own scale."
-    A, B = float(v[2 * k]), max(float(v[2 * k + 1]), lo)
-    m_hat = min(max(A / B, -1.0), 1.0)
-    se = math.sqrt(float(_arm_denominator(v, k, lo, hi, H, sigma, gamma)(np.array([m_hat]))[0])) / B  # sd of m_hat, about
-    local = m_hat + 6 * math.sqrt(q2) * se * np.linspace(-1, 1, points) if math.isfinite(se) and se > 0 else np.array([])
-    return np.unique(np.clip(np.concatenate([np.linspace(-1, 1, points), local, [m_hat]]), -1.0, 1.0))
-
-
-@np.errstate(over='ignore', invalid='ignore')  # an astronomically noisy release: inf/NaN pivots simply do not pass
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')  # an astronomically noisy release: inf/NaN pivots do not pass
 def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                    outcome_bound: float,  # $C_y$
                    bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -329,7 +346,7 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
                    gamma: float = 0.0,  # $\gamma$ of the variance block (0: the public variance bound)
                    alpha: float = 0.05,  # the interval is at level $1-\alpha$
                    dof: float = math.inf,  # $\nu$: Satterthwaite degrees of freedom (`hajek_from_sums(...).dof`)
-                   grid: int = 401,  # points per arm of each of its two grids (uniform on [-1, 1]; around its plug-in mean)
+                   grid: int = ARM_GRID,  # points per arm of each of its two grids (uniform on [-1, 1]; around its ratio)
                   ) -> tuple:  # (lower, upper), within $[-2C_y, 2C_y]$
     "The $1-\\alpha$ interval for $\\tau$ by inverting the profile of the two arms' Fieller pivots (post-processing)."
     v, C = np.asarray(sums, dtype=float), float(outcome_bound)
@@ -337,7 +354,7 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
     H, q2 = max(hi for _, hi in ranges), _quantile(1 - alpha / 2, dof) ** 2
     accepted = []
     for k, (lo, hi) in enumerate(ranges):  # each arm's own region: the profile can only pass where both pivots do
-        m = _arm_grid(v, k, lo, hi, H, sigma, gamma, q2, grid)
+        m = _arm_candidates(v, k, lo, hi, H, sigma, gamma, grid)
         g = _arm_pivot(v, k, lo, hi, H, sigma, gamma)(m)
         if not (g <= q2).any(): return (-2 * C, 2 * C)
         accepted.append((m[g <= q2], g[g <= q2]))
@@ -346,6 +363,23 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
     if not ok.any(): return (-2 * C, 2 * C)
     tau = m1[:, None] - m0[None, :]
     return (C * max(float(tau[ok].min()), -2.0), C * min(float(tau[ok].max()), 2.0))
+
+
+@np.errstate(over='ignore', invalid='ignore', divide='ignore')
+def hajek_identified(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
+                     bounds: tuple,  # $(\omega_1,\omega_2)$
+                     estimand: str,  # 'ATE', 'ATT' or 'ATC'
+                     sigma: float,  # noise sd on each coordinate
+                     gamma: float = 0.0,  # $\gamma$ of the variance block
+                     alpha: float = 0.05,  # level of the pivot regions
+                     dof: float = math.inf,  # $\nu$ (as for `hajek_interval`)
+                     grid: int = ARM_GRID,  # as for `hajek_interval`
+                    ) -> tuple:  # (treated, control): False where the arm's $1-\alpha$ region is the whole $[-C_y, C_y]$
+    "Does the release identify each arm's mean: does its Fieller pivot rule out some mean in $[-C_y, C_y]$ at level $1-\\alpha$? (post-processing)"
+    v, ranges = np.asarray(sums, dtype=float), arm_weight_range(bounds, estimand)
+    H, q2 = max(hi for _, hi in ranges), _quantile(1 - alpha / 2, dof) ** 2
+    return tuple(bool((~(_arm_pivot(v, k, lo, hi, H, sigma, gamma)(_arm_candidates(v, k, lo, hi, H, sigma, gamma, grid)) <= q2)).any())
+                 for k, (lo, hi) in enumerate(ranges))
 
 # %% ../nbs/04_ipw.ipynb #f711eb54
 MIN_PART_ROWS = 10  # a part with fewer rows is refused (a check of public sizes): the noise would swamp everything
@@ -523,7 +557,7 @@ def _privacy_unit(estimator, estimand, normalisation):
                 'estimation part public')
     return 'replace one record (x, t, y) by any other (its treatment may change); N, m and n public'
 
-# %% ../nbs/04_ipw.ipynb #0c26b0c8
+# %% ../nbs/04_ipw.ipynb #b0698a8d
 def _new_split() -> str: return f'PP-IPW split {uuid.uuid4().hex[:12]}'  # one per plan: its cost's parallel parts
 
 
@@ -577,6 +611,7 @@ class IPWPlan:
     hessian_noise_sd: float = 0.0  # $\sigma_H$ on each coordinate of the curvature vector
     hessian_ridge: float = 0.0  # $\nu$, in units of the summed curvature
     propensity_sd: float = 0.0  # assumed sd of the true logit propensity over units (Hájek prediction only)
+    assumed_defaults: tuple = ()  # the planning assumptions left at their default guesses (marked * in the summary)
     split: str = dataclasses.field(default_factory=_new_split, compare=False, repr=False)  # names this plan's D_m/D_n partition
 
     @property
@@ -610,18 +645,30 @@ class IPWPlan:
         d['propensity_bounds'] = list(self.propensity_bounds)
         return {'planned': True, 'method': 'PP-IPW', **d, 'ci_level': 1 - self.alpha}
 
-    def summary(self) -> str:
-        return '\n'.join([
-            f'PP-IPW plan ({self.estimator}) for the {self.target}: nothing spent, no data read',
+    def assumptions(self) -> str:
+        "The guesses about the data that the expected sd and half-width rest on; * marks one left at its default."
+        star = lambda name: '*' if name in self.assumed_defaults else ''
+        mu1, mu0 = self.outcome_mean
+        mean = f'{mu1:g}' if mu1 == mu0 else f'{mu1:g} (treated), {mu0:g} (control)'
+        return (f'treated share {self.treated_share:g}{star("treated_share")}, outcome sd {self.outcome_sd:g}'
+                f'{star("outcome_sd")}{" (C/2)" if star("outcome_sd") else ""}, outcome mean {mean}{star("outcome_mean")}, '
+                f'logit propensity sd {self.propensity_sd:g}{star("propensity_sd")}')
+
+    def summary(self,
+                how_to_set: str = 'treated_share=, outcome_sd=, outcome_mean=, propensity_sd=',  # how a reader states them
+               ) -> str:
+        "The plan in words; its first line states the assumptions its expected precision rests on."
+        lines = [f'PP-IPW plan ({self.estimator}) for the {self.target}, assuming {self.assumptions()}']
+        if self.assumed_defaults:
+            lines.append(f'  * a default guess, not your data: it sets the expected sd and half-width (not the noise or the '
+                         f'cost); state yours with {how_to_set}')
+        return '\n'.join(lines + [
             f'  expected noise sd {self.noise_sd:.4g}, sampling sd {self.sampling_sd:.4g}, {1 - self.alpha:.0%} interval '
             f'half-width {self.ci_halfwidth:.4g}',
             f'  cost ({self.epsilon:g}, {self.delta:g})-DP; parts m={self.m} (fit), n={self.n} (estimate); lambda={self.lam:.4g} '
             f'({self.lam_rule})',
             f'  debiasing step: {self.debias_rule}',
-            f'  assumptions: treated share {self.treated_share:g}, outcome sd {self.outcome_sd:g}, outcome mean '
-            f'{self.outcome_mean[0]:g} (treated), {self.outcome_mean[1]:g} (control), '
-            + (f'logit propensities with sd {self.propensity_sd:g} around the treated share' if self.propensity_sd else
-               'propensities near the treated share') + ' (moved by the intercept\'s noise)'])
+            '  planned from public inputs and the assumptions above: nothing spent'])
 
     def __repr__(self):
         return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
@@ -714,7 +761,7 @@ def _part_sizes(n_rows, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #6e2d6ce5
+# %% ../nbs/04_ipw.ipynb #f3df2aa9
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -742,10 +789,10 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
              tol: float = 1e-10,  # $\tau$ of the fit
              covariate_bound: float | None = None,  # $R$, recorded (it does not change the plan)
              arm_size: int | None = None,  # public arm size for normalisation='arm' (planning: $n p_1$ or $n p_0$)
-             treated_share: float = 0.5,  # assumed $p_1$ (prediction only)
+             treated_share: float | None = None,  # assumed $p_1$ (prediction only; default 1/2)
              outcome_sd: float | None = None,  # assumed per-arm outcome sd (prediction only; default $C_y/2$)
-             outcome_mean: float | tuple = 0.0,  # assumed outcome mean: one for both arms, or (treated, control) (prediction only)
-             propensity_sd: float = 0.0,  # assumed sd of the true logit propensity over units (prediction only; 0: all at the treated share)
+             outcome_mean: float | tuple | None = None,  # assumed outcome mean: one for both arms, or (treated, control) (prediction only; default 0)
+             propensity_sd: float | None = None,  # assumed sd of the true logit propensity over units (prediction only; default 0: all at the treated share)
              alpha: float = 0.05,  # interval level $1-\alpha$
              debias: bool | None = None,  # the Newton step on a released curvature: None = the public rule (`debias_rule`)
              hessian_share: float = DEFAULT_HESSIAN_SHARE,  # $\pi$ of the effect stage's budget for the curvature (when debiasing)
@@ -766,6 +813,10 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
     lam = check_lam(lam) if lam is not None else default_lam(m, d, eps_m, del_m, calibration, arg_m, constant=c)
     S_m = erm_sensitivity(m, lam, check_tol(tol))
     sigma_m = gaussian_sigma(S_m, eps_m, del_m, calibration, arg_m)
+    guesses = dict(treated_share=treated_share, outcome_sd=outcome_sd, outcome_mean=outcome_mean, propensity_sd=propensity_sd)
+    defaults = tuple(name for name, v in guesses.items() if v is None)
+    treated_share, outcome_mean = (0.5 if treated_share is None else treated_share), (0.0 if outcome_mean is None else outcome_mean)
+    propensity_sd = 0.0 if propensity_sd is None else propensity_sd
     p1, s_y = check_fraction(treated_share, 'treated_share'), C / 2 if outcome_sd is None else check_bound(outcome_sd, 'outcome_sd', 'sd')
     if s_y > MAX_OUTCOME_BOUND: raise ValueError(f'outcome_sd must be at most {MAX_OUTCOME_BOUND:g}, got {outcome_sd!r}')
     N = _ht_normaliser(n, normalisation, estimand, arm_size, p1)
@@ -785,7 +836,7 @@ def plan_ipw(n_rows: int,  # $N$, rows of the data set (public)
                    max(del_m, del_n), eps_m, del_m, eps_n, del_n, calibration, lam, rule, tol, S_m, sigma_m, bounds, bounding,
                    C, covariate_bound, share, gamma, S_n, sigma_n, arm_size, N if estimator == 'ht' else None, p1, s_y,
                    mu, float(alpha),
-                   noise_sd, samp_sd, half, *deb, propensity_sd=spread)
+                   noise_sd, samp_sd, half, *deb, propensity_sd=spread, assumed_defaults=defaults)
 
 # %% ../nbs/04_ipw.ipynb #23897182
 def solve_plan_ipw(target_halfwidth: float,  # the wanted half-width of the $1-\alpha$ interval
@@ -852,7 +903,7 @@ def _stages(plan: IPWPlan) -> tuple:
             Stage(plan.estimand, 'D_n', plan.epsilon_effect, plan.delta_effect, plan.effect_sensitivity,
                   plan.effect_noise_sd, plan.calibration, plan.n))
 
-# %% ../nbs/04_ipw.ipynb #3d61a90d
+# %% ../nbs/04_ipw.ipynb #6055066a
 def _released_vector(plan: IPWPlan, sums: dict) -> np.ndarray:
     "The released Hájek vector (units of the effect-stage sensitivity) back from the sums in outcome units."
     C, g, H = plan.outcome_bound, plan.variance_scale, max_unit_weight(plan.propensity_bounds, plan.estimand)
@@ -913,6 +964,14 @@ class IPWRelease(PrivateRelease):
         z = _quantile(1 - alpha / 2, self.dof)
         return (self.estimate - z * self.std_error, self.estimate + z * self.std_error)
 
+    @property
+    def identified(self) -> tuple:
+        "Hájek: (treated, control), False where the release cannot identify that arm's mean (`hajek_identified`, 95%); () for Horvitz-Thompson."
+        p = self.plan
+        if p.estimator != 'hajek': return ()
+        return hajek_identified(_released_vector(p, self.sums), p.propensity_bounds, p.estimand, p.effect_noise_sd,
+                                p.variance_scale, 0.05, self.dof)
+
     def released(self) -> dict:
         "The noisy sums (outcome units), the estimate and its uncertainty computed from them, and the private propensity weights."
         out = {**self.sums, 'estimate': self.estimate, 'std_error': self.std_error, 'noise_sd': self.noise_sd,
@@ -941,8 +1000,12 @@ class IPWRelease(PrivateRelease):
 
     def summary(self) -> str:
         "The shared report, then the stages (the propensity model on D_m; on D_n the curvature if debiasing, then the effect)."
+        lost = [arm for arm, ok in zip(('treated', 'control'), self.identified) if not ok]
         lines = [super().summary(), f'  std error   {self.std_error:.4g} (noise part {self.noise_sd:.4g})',
                  f'  target      {self.target}', f'  interval    {self.interval_covers}',
+                 *([f'  NOT IDENTIFIED: the release cannot tell the {" and ".join(lost)} mean(s) apart within the '
+                    f'outcome bounds (95% pivot region [-C_y, C_y]); the estimate is only the value the release '
+                    f'contradicts least, so read the interval'] if lost else []),
                  f'  debiasing   {self.plan.debias_rule}',
                  '  stages (D_m and D_n disjoint: parallel composition; the stages on D_n in sequence):',
                  pd.DataFrame([s.to_dict() for s in self.stages]).to_string(index=False)]

@@ -117,7 +117,7 @@ def total_mu(stages,  # `GaussianStage`s
     "$\\mu$ of a release made of these stages: $\\sqrt{\\sum_i \\mu_i^2}$."
     return math.sqrt(math.fsum(s.mu ** 2 for s in stages))
 
-# %% ../nbs/01c_method.ipynb #c0a066fb
+# %% ../nbs/01c_method.ipynb #843cd899
 def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
                 **values,  # field name -> value
                ):
@@ -193,8 +193,8 @@ class Plan:
                 'stages': [dataclasses.asdict(s) for s in self.stages]}
 
     def summary(self) -> str:
-        "What the release will cost and give, in a few lines (nothing spent, no data read)."
-        lines = [f'{self.method} plan: nothing spent, no data read',
+        "What the release will cost and give, in a few lines (from public inputs only; nothing spent)."
+        lines = [f'{self.method} plan (from public inputs only; nothing spent)',
                  f'  expected noise sd {format_number(self.noise_sd)}, sampling sd {format_number(self.sampling_sd)}, '
                  f'{1 - self.alpha:.0%} interval half-width {format_number(self.ci_halfwidth)}',
                  f'  cost (epsilon={self.epsilon:g}, delta={self.delta:g}) for {self.privacy_unit}',

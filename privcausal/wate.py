@@ -30,16 +30,17 @@ from .posterior import (MAX_DRAWS, NoisyStatistics, PosteriorDraws, plot_posteri
                                   sample_truncated_laplace)
 
 # %% auto #0
-__all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE', 'BIAS_CONSTANT', 'BIAS_SHARE',
+__all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE', 'VARIANCE_SHARES', 'BIAS_CONSTANT', 'BIAS_SHARE',
            'MIN_ROWS_PER_PARAMETER', 'MAX_COVARIATES', 'MAX_ROWS', 'ADULT_COVARIATES', 'ADULT_WATE_LEVELS',
            'weighted_effect', 'LogisticFits', 'fit_logistic_batched', 'outcome_variance', 'NonPrivateWATE',
            'nonprivate_effects', 'nonprivate_wate', 'simulate_wate', 'n_truncated', 'truncate', 'variance_upper_bound',
-           'variance_sensitivity', 'partition_indices', 'PartitionStatistics', 'stacked_partition_statistics',
-           'partition_statistics', 'check_share', 'check_variance_mode', 'ReleasePlan', 'release_plan', 'fill_failed',
-           'aggregate', 'release_statistics', 'partitions_rule', 'WATEPlan', 'plan_wate', 'plan_wate_for_halfwidth',
-           'WATEResult', 'wate_estimands', 'wate', 'WATEDiagnostics', 'wate_diagnostics', 'dummy_code',
-           'load_adult_wate', 'truncated_estimand', 'simulate_imbalanced', 'paper_design', 'imbalanced_design',
-           'resampled_design', 'simulation_study', 'summarise_study', 'ESTIMANDS', 'check_estimand', 'check_truncation']
+           'variance_sensitivity', 'variance_supremum', 'partition_indices', 'PartitionStatistics',
+           'stacked_partition_statistics', 'partition_statistics', 'default_variance_share', 'check_share',
+           'check_variance_mode', 'ReleasePlan', 'release_plan', 'fill_failed', 'aggregate', 'release_statistics',
+           'partitions_rule', 'WATEPlan', 'plan_wate', 'plan_wate_for_halfwidth', 'WATEResult', 'wate_estimands',
+           'wate', 'WATEDiagnostics', 'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'truncated_estimand',
+           'simulate_imbalanced', 'paper_design', 'imbalanced_design', 'resampled_design', 'simulation_study',
+           'summarise_study', 'ESTIMANDS', 'check_estimand', 'check_truncation']
 
 # %% ../nbs/05_wate.ipynb #a3e7f819
 from .checks import (ESTIMANDS, check_binary_outcome, check_choice, check_epsilon, check_estimand,
@@ -344,6 +345,17 @@ def variance_sensitivity(estimand: str,  # 'ATE', 'ATT' or 'ATC'
 
 EFFECT_SENSITIVITY = 2.0  # Lemma 3.1: $s(\hat\tau) \le 2$ for binary outcomes
 
+# %% ../nbs/05_wate.ipynb #81f81b93
+def variance_supremum(estimand: str,  # 'ATE', 'ATT' or 'ATC'
+                      truncation: float,  # $a$
+                      n: int,  # rows of the partition, $n_m$
+                     ) -> float:
+    "The exact supremum of $\\hat V^T$ over $e^T \\in [a, 1-a]$, $\\hat v \\in [0, 1/4]$: $\\frac{1}{4a(1-a)n}$ (ATE), $\\frac{1}{16a^2(1-a)^2n}$ (ATT, ATC)."
+    a, n = np.float64(check_truncation(truncation)), int(check_int(n, 'n', 1))
+    with np.errstate(all='ignore'):  # an absurdly small a gives inf, refused by the noise-scale checks, never an error here
+        q = 1 / (4 * a * (1 - a))
+        return float(q / n if check_estimand(estimand) == 'ATE' else q * q / n)
+
 # %% ../nbs/05_wate.ipynb #9846a633
 def partition_indices(n: int,  # rows
                       n_partitions: int,  # $M$
@@ -465,9 +477,16 @@ def partition_statistics(X,  # n x d covariates (no intercept)
     return PartitionStatistics({k: v[0] for k, v in out.items()}, {k: v[1] for k, v in out.items()}, failed,
                                (index >= 0).sum(1), moved)
 
-# %% ../nbs/05_wate.ipynb #e2af3fc2
+# %% ../nbs/05_wate.ipynb #1d7addda
 VARIANCE_MODES = ('mean', 'paper')
-VARIANCE_SHARE = 0.1  # default $\pi$; chosen in 'Defaults that follow n and d' below
+VARIANCE_SHARE = 0.1  # default $\pi$ of the ATE; chosen in 'Defaults that follow n and d' below
+VARIANCE_SHARES = {'ATE': VARIANCE_SHARE, 'ATT': 0.25, 'ATC': 0.25}  # default $\pi$ per estimand (experiments/wate_defaults, section 6)
+
+
+def default_variance_share(estimand: str,  # 'ATE', 'ATT' or 'ATC'
+                          ) -> float:
+    "The default share $\\pi$ of epsilon spent on the variance: 0.1 for the ATE, 0.25 for the ATT and ATC."
+    return VARIANCE_SHARES[check_estimand(estimand)]
 
 
 def check_share(variance_share,  # $\pi$
@@ -481,7 +500,7 @@ def check_variance_mode(variance,  # 'mean' or 'paper'
     "Return `variance` ('mean' or 'paper'), or raise naming the allowed values."
     return check_choice(variance, VARIANCE_MODES, 'variance')
 
-# %% ../nbs/05_wate.ipynb #dbeae784
+# %% ../nbs/05_wate.ipynb #8f6660ef
 @dataclasses.dataclass(frozen=True)
 class ReleasePlan:
     "The public constants of one release: sensitivities, noise scales and the prior bound."
@@ -492,12 +511,12 @@ class ReleasePlan:
     epsilon: float  # $\varepsilon$ of the whole release
     variance_share: float  # $\pi$
     variance_mode: str  # 'mean' or 'paper'
-    sensitivity_partition_variance: float  # $s(\hat V^T_m)$ (Theorem 3.2 with $n_m$)
+    sensitivity_partition_variance: float  # $s(\hat V^T_m)$: $\sup\hat V^T_m$ ('mean'), Theorem 3.2's ('paper'), with $n_m$
     sensitivity_tau: float  # $2/M$
     sensitivity_variance: float  # $s(\hat V^T_m)/M$ ('paper') or $/M^2$ ('mean')
     noise_scale_tau: float  # $b_\tau = 2/(M\varepsilon(1-\pi))$
     noise_scale_variance: float  # $b_V$ = sensitivity_variance / $(\pi\varepsilon)$
-    prior_variance_upper: float  # $U_V = s(\hat V^T_m)/(2M)$
+    prior_variance_upper: float  # $U_V$: $\sup\hat V^T_m/M$ ('mean'), $s(\hat V^T_m)/(2M)$ ('paper')
 
 
 def release_plan(estimand: str,  # 'ATE', 'ATT' or 'ATC'
@@ -505,19 +524,22 @@ def release_plan(estimand: str,  # 'ATE', 'ATT' or 'ATC'
                  partition_size: int,  # $n_m$, the smallest partition's size
                  truncation: float,  # $a$
                  epsilon: float,  # $\varepsilon$ of the release
-                 variance_share: float = VARIANCE_SHARE,  # $\pi$
+                 variance_share: float | None = None,  # $\pi$; None: `default_variance_share(estimand)`
                  variance_mode: str = 'mean',  # 'mean' or 'paper'
                 ) -> ReleasePlan:
     "Sensitivities, Laplace scales and the prior bound of a release, all from public quantities, every scale checked."
     check_estimand(estimand); check_variance_mode(variance_mode)
+    if variance_share is None: variance_share = default_variance_share(estimand)
     eps, pi, a = check_epsilon(epsilon), check_share(variance_share), check_truncation(truncation)
     M, n_m = check_int(n_partitions, 'n_partitions (M)', 1), check_int(partition_size, 'partition_size', 1)
-    s_m = variance_sensitivity(estimand, a, n_m)
+    if variance_mode == 'paper':  # Theorem 3.2's constants, the paper's prior bound s/(2M)
+        s_m, upper = variance_sensitivity(estimand, a, n_m), variance_upper_bound(estimand, a, n_m) / M
+    else:  # V_m lies in [0, sup]: sensitivity sup, and the released V_bar/M is at most sup/M
+        s_m = variance_supremum(estimand, a, n_m); upper = s_m / M
     s_v = s_m / M if variance_mode == 'paper' else s_m / M**2
     with np.errstate(over='ignore'):
         b_tau = check_noise_scale(EFFECT_SENSITIVITY / (M * eps * (1 - pi)), 'laplace', 'epsilon')
         b_v = check_noise_scale(s_v / (pi * eps), 'laplace', 'epsilon (with variance_share and truncation)')
-    upper = s_m / (2 * M)
     if not (math.isfinite(upper) and upper > 0):
         raise ValueError(f'truncation (a) = {a!r} gives a prior bound U_V = {upper!r} that is not a positive finite number')
     return ReleasePlan(estimand, M, n_m, a, eps, pi, variance_mode, s_m, EFFECT_SENSITIVITY / M, s_v, b_tau, b_v, upper)
@@ -653,7 +675,7 @@ class WATEPlan:
         return (f'WATEPlan({self.estimand}: n={self.n}, d={self.d}, ε={self.epsilon:g} → M={self.n_partitions}, '
                 f'noise sd {self.noise_sd:.4g}, expected 95% half-width {self.ci_halfwidth:.4g})')
 
-# %% ../nbs/05_wate.ipynb #1b70bc81
+# %% ../nbs/05_wate.ipynb #8370b4ea
 def _expected_halfwidth(cal: ReleasePlan, V: float) -> float:
     "Expected 95% half-width of the released interval for a true sampling variance V (see the text)."
     center = V if cal.variance_mode == 'mean' else V * cal.n_partitions  # what the variance release estimates
@@ -668,12 +690,13 @@ def plan_wate(n: int,  # rows (public)
               estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
               n_partitions: int | None = None,  # $M$; None: `partitions_rule`
               truncation: float = 0.05,  # $a$
-              variance_share: float = VARIANCE_SHARE,  # $\pi$
+              variance_share: float | None = None,  # $\pi$; None: `default_variance_share(estimand)` (0.1 ATE, 0.25 ATT/ATC)
               variance: str = 'mean',  # 'mean' or 'paper'
               sampling_variance: float | None = None,  # planning value of the estimator's variance (default 1/n)
              ) -> WATEPlan:
     "Plan a WATE release from public inputs only: M, the calibration (every noise scale checked) and the expected precision."
     check_estimand(estimand); check_variance_mode(variance)
+    if variance_share is None: variance_share = default_variance_share(estimand)
     n, d = check_int(n, 'n', 8, MAX_ROWS), check_int(d, 'd (covariates)', 0, MAX_COVARIATES)
     V, assumption = _planning_variance(n, sampling_variance)
     if n_partitions is None: M, rule = partitions_rule(n, d, epsilon, variance_share, sampling_variance)
@@ -894,7 +917,7 @@ def _release_one(plan, cost, st, noise, gen, sampler, draws, v_model, on_failure
     return WATEResult(post.estimate, post.ci, k, plan, tau_obs, var_obs, post.sampler, int(draws), v_model, on_failure,
                       noise.name, noise.is_secure, cost, post)
 
-# %% ../nbs/05_wate.ipynb #7b668b8a
+# %% ../nbs/05_wate.ipynb #909c826b
 def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the columns below, or None to pass arrays
                    *,
                    outcome,  # binary (0/1) outcome: column name or array
@@ -905,7 +928,7 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
                    epsilon: float,  # $\varepsilon$ of EACH release (the ledger is charged len(estimands) x epsilon)
                    n_partitions: int | None = None,  # $M$; None: `partitions_rule` (from the public n, d, epsilon)
                    truncation: float = 0.05,  # $a \in (0, 1/2)$, fixed before seeing the data
-                   variance_share: float = VARIANCE_SHARE,  # $\pi \in (0, 1)$: share of epsilon for the variance
+                   variance_share: float | None = None,  # $\pi \in (0, 1)$ for the variance; None: each estimand's default
                    variance: str = 'mean',  # 'mean' (variance of the averaged effect) or 'paper' (eq. 14 literally)
                    sampler: str = 'exact',  # posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)
                    draws: int = 5000,  # $L$, posterior draws (at most 10^6)
@@ -922,7 +945,9 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
     cd, y = _validate(data, outcome, treatment, covariates, X, estimands, sampler, draws, v_model, on_failure, n_rows)
     if diagnostics and isinstance(cd, CausalRows) and v_model != 'per_arm_logit':
         raise ValueError("diagnostics=True on a Dask frame: the NOT PRIVATE full-data comparator supports v_model='per_arm_logit' only")
-    plans = {k: plan_wate(cd.n, cd.d, epsilon, k, n_partitions, truncation, variance_share, variance) for k in estimands}
+    first = plan_wate(cd.n, cd.d, epsilon, estimands[0], n_partitions, truncation, variance_share, variance)
+    plans = {k: dataclasses.replace(plan_wate(cd.n, cd.d, epsilon, k, first.n_partitions, truncation, variance_share, variance),
+                                    n_partitions_rule=first.n_partitions_rule) for k in estimands}  # one partition: one M
     costs = {k: _cost(p) for k, p in plans.items()}
     noise = resolve_noise(rng)
     gen = _generator(rng, noise)
@@ -947,7 +972,7 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
          epsilon: float,  # $\varepsilon$ of the whole release (split by `variance_share`)
          n_partitions: int | None = None,  # $M$; None: `partitions_rule` (from the public n, d, epsilon)
          truncation: float = 0.05,  # $a \in (0, 1/2)$, fixed before seeing the data
-         variance_share: float = VARIANCE_SHARE,  # $\pi \in (0, 1)$: share of epsilon for the variance
+         variance_share: float | None = None,  # $\pi \in (0, 1)$ for the variance; None: 0.1 (ATE), 0.25 (ATT, ATC)
          variance: str = 'mean',  # 'mean' (variance of the averaged effect) or 'paper' (eq. 14 literally)
          sampler: str = 'exact',  # posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)
          draws: int = 5000,  # $L$, posterior draws (at most 10^6)
@@ -966,7 +991,7 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
                          rng=rng, ledger=ledger, diagnostics=diagnostics, n_rows=n_rows)
     return (out[0][estimand], out[1][estimand]) if diagnostics else out[estimand]
 
-# %% ../nbs/05_wate.ipynb #3eca4053
+# %% ../nbs/05_wate.ipynb #59e07239
 @dataclasses.dataclass(frozen=True, repr=False)
 class WATEDiagnostics(NotPrivate):
     "NOT PRIVATE: confidential aggregates of Algorithm 1 and the full-data comparator, for studies only."
@@ -997,7 +1022,7 @@ def wate_diagnostics(data: pd.DataFrame | None = None,  # the data, as for `wate
                      epsilon: float = 1.0,  # the release's epsilon (the default M depends on it)
                      n_partitions: int | None = None,  # $M$; None: the release's rule
                      truncation: float = 0.05,  # $a$
-                     variance_share: float = VARIANCE_SHARE,  # $\pi$ (the default M depends on it)
+                     variance_share: float | None = None,  # $\pi$ (the default M depends on it); None: the estimand's default
                      v_model: str = 'per_arm_logit',  # outcome-variance model
                      rng: np.random.Generator | None = None,  # randomness of the partition (None: fresh entropy)
                     ) -> WATEDiagnostics:
@@ -1179,7 +1204,7 @@ def _study_releases(per, failed, plan, K, draws, rng):
     return dict(tau_bar=np.repeat(tau_m.mean(1), K), variance_bar=np.repeat(var_m.mean(1), K),
                 released_tau=t_obs, released_variance=v_obs, dp_estimate=est, dp_lower=lo, dp_upper=hi)
 
-# %% ../nbs/05_wate.ipynb #e77d11b9
+# %% ../nbs/05_wate.ipynb #1bf3e523
 def _study_chunk(design, R, n, settings, K, draws, v_model, rng):
     data = design(R, n, rng, settings['truncation'])
     X, z, y = data['X'], data['z'], data['y']
@@ -1194,7 +1219,7 @@ def _study_chunk(design, R, n, settings, K, draws, v_model, rng):
                     if M not in cache: cache[M] = _stacked_partitions(X, z, y, M, settings['truncation'], v_model, rng)
                     per, failed = cache[M]
                     rep = lambda v: np.repeat(np.asarray(v, dtype=float), K)
-                    cols = dict(estimand=k, variance_mode=mode, epsilon=eps, variance_share=pi, n_partitions=M,
+                    cols = dict(estimand=k, variance_mode=mode, epsilon=eps, variance_share=plan.variance_share, n_partitions=M,
                                 replication=rep(np.arange(R)), noise_replication=np.tile(np.arange(K), R),
                                 truth=rep(data['truth'][k]), truth_truncated=rep(data['truth_truncated'][k]),
                                 np_estimate=rep(full[k][0]), np_variance=rep(full[k][1]), np_truncated=rep(full_t[k][0]),
@@ -1205,7 +1230,7 @@ def _study_chunk(design, R, n, settings, K, draws, v_model, rng):
                         planned_halfwidth=plan.ci_halfwidth, bias_bound=plan.bias_bound))
     return out
 
-# %% ../nbs/05_wate.ipynb #fc93c6e3
+# %% ../nbs/05_wate.ipynb #79d65ca5
 def simulation_study(n_replications: int,  # data sets drawn (500 in the paper)
                      *,
                      rng: np.random.Generator,  # seeded generator for data, partitions, noise and posterior
@@ -1216,7 +1241,7 @@ def simulation_study(n_replications: int,  # data sets drawn (500 in the paper)
                      n_partitions: int | None = None,  # $M$; None: the rule (the paper: 100)
                      truncation: float = 0.05,  # $a$
                      epsilon=1.0,  # $\varepsilon$ per estimand, or several
-                     variance_share=VARIANCE_SHARE,  # $\pi$, or several (the paper: 0.5)
+                     variance_share=None,  # $\pi$, or several (the paper: 0.5); None: each estimand's default
                      variance_modes=VARIANCE_MODES,  # variance modes to run on the same partitions and noise-free aggregates
                      estimands=ESTIMANDS,  # estimands to release
                      draws: int = 2000,  # $L$ posterior draws (exact sampler)

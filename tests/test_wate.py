@@ -1,4 +1,5 @@
 """Guha & Reiter WATE: estimators against statsmodels, batched fits, sensitivities, the release, bad input."""
+import dataclasses
 import json
 import warnings
 
@@ -16,7 +17,7 @@ from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.wate import (ESTIMANDS, VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
                              partition_indices, partition_statistics, partitions_rule, plan_wate,
                              plan_wate_for_halfwidth, release_plan, release_statistics, simulate_imbalanced,
-                             simulate_wate, simulation_study, summarise_study, variance_sensitivity,
+                             simulate_wate, simulation_study, summarise_study, variance_sensitivity, variance_supremum,
                              variance_upper_bound, wate, wate_diagnostics, wate_estimands, weighted_effect)
 
 
@@ -138,10 +139,16 @@ def test_release_noise_is_calibrated_laplace():
 
 
 def test_mean_mode_scales():
+    # issue 18: 'mean' mode uses the exact supremum of V_m (sensitivity and prior bound); 'paper' mode keeps
+    # Theorem 3.2's constants. Before, both modes shared Theorem 3.2's s_m and prior bound, and 'mean' mode's
+    # sensitivity was exactly 'paper' mode's / M; now it is the supremum / M^2.
     p, m = (release_plan('ATE', 100, 100, 0.05, 1.0, 0.5, mode) for mode in ('paper', 'mean'))
-    assert np.isclose(m.sensitivity_variance, p.sensitivity_variance / 100)
-    assert np.isclose(m.noise_scale_variance, p.noise_scale_variance / 100)
-    assert p.prior_variance_upper == m.prior_variance_upper == pytest.approx(1 / (2 * 0.05 * 10_000))
+    sup = variance_supremum('ATE', 0.05, 100)
+    assert np.isclose(p.sensitivity_variance, variance_sensitivity('ATE', 0.05, 100) / 100)
+    assert np.isclose(m.sensitivity_variance, sup / 100**2) and np.isclose(m.noise_scale_variance, sup / 100**2 / 0.5)
+    assert p.prior_variance_upper == pytest.approx(1 / (2 * 0.05 * 10_000))      # the paper's s/(2M)
+    assert m.prior_variance_upper == pytest.approx(sup / 100)                     # the largest V_bar/M can be
+    assert m.sensitivity_partition_variance == sup < p.sensitivity_partition_variance / 3
     tau_m, var_m = np.full(100, 0.2), np.full(100, 0.01)
     assert aggregate(tau_m, var_m, p)[1] == pytest.approx(0.01) and aggregate(tau_m, var_m, m)[1] == pytest.approx(1e-4)
 
@@ -452,9 +459,14 @@ def test_defaults_follow_n_and_d_and_explicit_settings_win(df):
 
 def test_release_runs_its_plan(df):
     r = wate_estimands(df, outcome='y', treatment='z', epsilon=0.7, truncation=0.1, rng=np.random.default_rng(3))
+    first = plan_wate(len(df), 4, 0.7, 'ATE', truncation=0.1)
     for k, res in r.items():
-        p = plan_wate(len(df), 4, 0.7, k, truncation=0.1)
-        assert res.plan == p
+        # issue 18: the estimands' default shares differ (0.1 ATE, 0.25 ATT/ATC), and one partition serves them all,
+        # so every plan takes the first estimand's M (before, equal shares gave equal M by construction)
+        p = dataclasses.replace(plan_wate(len(df), 4, 0.7, k, first.n_partitions, truncation=0.1),
+                                n_partitions_rule=first.n_partitions_rule)
+        assert res.plan == p and res.n_partitions == first.n_partitions
+        assert res.variance_share == (0.1 if k == 'ATE' else 0.25)
         assert (res.noise_scale_tau, res.noise_scale_variance, res.prior_variance_upper) == (
             p.calibration.noise_scale_tau, p.calibration.noise_scale_variance, p.calibration.prior_variance_upper)
         assert res.cost.epsilon == pytest.approx(0.7)

@@ -1,0 +1,150 @@
+"""The ledger file shared by runs: exclusive creation under forced interleavings, corrupted files refused by name, no litter."""
+import contextlib
+import io
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from privcausal import accounting, mechanisms
+from privcausal.accounting import PrivacyCost, PrivacyLedger
+from privcausal.cli import main, open_ledger
+
+
+def call(*argv):
+    "In-process run: (exit code, stdout, stderr)."
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try: main(list(argv))
+        except SystemExit as e: code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope='module')
+def data_csv(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.normal(size=(n, 2)) / 2
+    t = rng.binomial(1, expit(0.8 * X[:, 0]))
+    y = rng.binomial(1, expit(X.sum(1) + 0.5 * t))
+    p = tmp_path_factory.mktemp('ledgerdata') / 'd.csv'
+    pd.DataFrame(X, columns=['a', 'b']).assign(treat=t, y=y).to_csv(p, index=False)
+    return str(p)
+
+
+def release_argv(data, ledger, epsilon='0.9'):
+    return ['wate', data, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b', '--epsilon', epsilon,
+            '--draws', '200', '--seed', '1', '--ledger', str(ledger), '--budget', '1']
+
+
+def test_second_creator_paused_until_the_first_has_spent_cannot_overspend(data_csv, tmp_path, monkeypatch):
+    "Run B finds no ledger and is paused at the point of creating it while run A creates it and spends 0.9 (the reported race)."
+    ledger = tmp_path / 'study.json'
+    original, runs = PrivacyLedger.save, {}
+
+    def paused_save(self, *a, **kw):
+        if 'A' not in runs:  # B is here: it has seen no file. Run A from start to end before B goes on.
+            runs['A'] = None  # (A's own save must not pause)
+            runs['A'] = call(*release_argv(data_csv, ledger))
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(PrivacyLedger, 'save', paused_save)
+    runs['B'] = call(*release_argv(data_csv, ledger))
+    assert runs['A'][0] == 0, runs['A'][2]
+    assert runs['B'][0] == 2 and runs['B'][1] == '' and 'exceeds the total' in runs['B'][2]
+    stored = PrivacyLedger.load(ledger)
+    assert len(stored.entries) == 1 and stored.spent[0] == pytest.approx(0.9)
+
+
+def test_two_creators_inside_save_together_cannot_overspend(tmp_path, monkeypatch):
+    "Both runs pass the point where they found no file before either writes: exactly one creates, one spend fits."
+    ledger = tmp_path / 'study.json'
+    original, barrier = PrivacyLedger.save, threading.Barrier(2, timeout=30)
+
+    def together(self, *a, **kw):
+        barrier.wait()
+        return original(self, *a, **kw)
+
+    monkeypatch.setattr(PrivacyLedger, 'save', together)
+    outcome = []
+
+    def run():
+        try:
+            open_ledger(str(ledger), '1').spend(PrivacyCost(0.9, label='ATE'))
+            outcome.append('spent')
+        except accounting.BudgetExceededError: outcome.append('refused')
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads: t.start()
+    for t in threads: t.join(60)
+    assert sorted(outcome) == ['refused', 'spent']
+    assert PrivacyLedger.load(ledger).spent[0] == pytest.approx(0.9)
+
+
+PAUSED = r'''
+import sys, time, pathlib
+from privcausal import accounting, cli
+marks, original = pathlib.Path(sys.argv[1]), accounting.PrivacyLedger.save
+def paused(self, *a, **kw):
+    (marks / 'B-in-save').touch()
+    t0 = time.time()
+    while not (marks / 'go').exists() and time.time() - t0 < 120: time.sleep(0.05)
+    return original(self, *a, **kw)
+accounting.PrivacyLedger.save = paused
+cli.main(sys.argv[2:])
+'''
+
+
+def test_two_cli_processes_creating_one_ledger_cannot_overspend(data_csv, tmp_path):
+    "The reported reproduction, as two processes: B is slowed inside its save while A runs to the end."
+    ledger, marks = tmp_path / 'ledgers' / 'study.json', tmp_path / 'marks'
+    ledger.parent.mkdir(); marks.mkdir()
+    b = subprocess.Popen([sys.executable, '-c', PAUSED, str(marks), *release_argv(data_csv, ledger)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    t0 = time.time()
+    while not (marks / 'B-in-save').exists():
+        assert b.poll() is None and time.time() - t0 < 120, b.stderr.read() if b.poll() is not None else 'B never reached save'
+        time.sleep(0.05)
+    a = subprocess.run([sys.executable, '-m', 'privcausal.cli', *release_argv(data_csv, ledger)],
+                       capture_output=True, text=True, timeout=300)
+    (marks / 'go').touch()
+    out_b, err_b = b.communicate(timeout=300)
+    assert a.returncode == 0, a.stderr
+    assert b.returncode == 2 and out_b == '' and 'exceeds the total' in err_b
+    stored = PrivacyLedger.load(ledger)
+    assert len(stored.entries) == 1 and stored.spent[0] == pytest.approx(0.9)
+    assert sorted(p.name for p in ledger.parent.iterdir()) == ['study.json']  # no lock or temporary file left
+
+
+def test_corrupted_ledger_whose_entries_overflow_is_refused_by_name(data_csv, tmp_path, monkeypatch):
+    ledger = tmp_path / 'study.json'
+    entries = [PrivacyCost(1e308, label='x'), PrivacyCost(1e308, label='y')]  # each finite, their sum is not
+    d = {'privcausal': 'PrivacyLedger', 'version': '0', 'name': 'study', 'epsilon': 1e308, 'delta': 0.0, 'spent': [0, 0],
+         'remaining': [0, 0], 'entries': [{**accounting.cost_to_dict(c), 'time': ''} for c in entries]}
+    ledger.write_text(json.dumps(d))
+    before = ledger.read_text()
+    code, out, err = call('ledger', 'show', str(ledger))
+    assert code == 2 and out == '' and 'does not hold a valid ledger' in err and 'Traceback' not in err
+    draws = []
+    for cls in (mechanisms.SecureNoise, mechanisms.ResearchNoise):
+        monkeypatch.setattr(cls, '_laplace', lambda self, *a, **k: draws.append(1))
+    argv = release_argv(data_csv, ledger)
+    code, out, err = call(*argv[:-2])  # charge the corrupted file (no --budget: it exists)
+    assert code == 2 and out == '' and 'does not hold a valid ledger' in err
+    assert draws == [] and ledger.read_text() == before  # nothing drawn, nothing written
+
+
+def test_no_lock_file_is_left_beside_the_ledger(data_csv, tmp_path):
+    ledger = tmp_path / 'study.json'
+    assert call(*release_argv(data_csv, ledger, '0.3'))[0] == 0
+    assert call(*release_argv(data_csv, ledger, '0.3')[:-2])[0] == 0   # a second run charges the same file
+    assert call('ledger', 'show', str(ledger))[0] == 0
+    assert [p.name for p in tmp_path.iterdir()] == ['study.json']
+    assert PrivacyLedger.load(ledger).spent[0] == pytest.approx(0.6)
