@@ -23,13 +23,14 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
                                 cross_sensitivity, eigen_floor, gformula_effect, gram_sensitivity, simulate_noise)
 
 # %% auto #0
-__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED', 'INTERVAL_COVERS', 'GFormulaPlan',
-           'population_statistics', 'plan_gformula', 'gformula_statistics', 'gformula_release', 'GFormulaDiagnostics',
-           'gformula', 'dim']
+__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED', 'INTERVAL_COVERS',
+           'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics', 'gformula_release',
+           'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #a1e30e25
+# %% ../nbs/13_gformula.ipynb #e7d17f7f
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
+FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
 
 
@@ -45,13 +46,13 @@ def _check_shares(shares, standardise):
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class GFormulaPlan(Plan):
     "A private G-formula release planned from public inputs: its stages, cost, and predicted noise and interval."
-    method: ClassVar[str] = 'G-formula'
     covariates: tuple = public(())  # covariate names, in order (public); empty: the difference in means
     covariate_bounds: tuple = public(())  # each covariate's PUBLIC (lo, hi), in order ((0, 1) for 0/1 columns)
     outcome_bounds: tuple = public()  # the outcome's PUBLIC range (lo, hi)
     estimand: str = public('ATE')  # 'ATE', 'ATT' or 'ATC'
     standardise: bool = public(True)  # release column moments first and re-centre and re-scale each covariate at its private mean ± 3 private sds
     floor: float = public(DEFAULT_FLOOR)  # $c$: eigenvalues of each released centred Gram are floored at c times the noise's spectral size
+    floor_check: float | None = public(FLOOR_CHECK)  # the interval adds how far the estimate moves when the floor is lowered to c times this, a bound on the floor's shrinkage bias (None: no bound)
     shares: tuple = public(DEFAULT_SHARES)  # shares of the budget ($\mu^2$) of the stages: moments, Gram matrices, cross-products, sums of squares
     outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # also standardise the outcome at its private mean and winsorise it at this many private sds (None: keep only its public bounds)
     clip: bool = public(False)  # clip values outside their declared bounds (announced) instead of refusing
@@ -61,6 +62,11 @@ class GFormulaPlan(Plan):
     imbalance: float = public(0.25)  # planning assumption: the standardised mean difference of each covariate between the arms
     d: int = derived('$d$, the number of covariates')
     gaussian_stages: tuple = derived('the Gaussian stages: name, sensitivity, share of $\\mu^2$, noise sd')
+
+    @property
+    def method(self) -> str:
+        "'G-formula', or 'Difference in means' without covariates (what `dim` releases)."
+        return 'G-formula' if self.covariates else 'Difference in means'
 
     def __post_init__(self):
         super().__post_init__()
@@ -76,6 +82,8 @@ class GFormulaPlan(Plan):
         if not (isinstance(self.imbalance, (int, float)) and 0 <= self.imbalance < 100):
             raise ValueError(f'imbalance must be a number >= 0, got {self.imbalance!r}')
         check_positive(self.floor, 'floor')
+        if self.floor_check is not None and not (isinstance(self.floor_check, (int, float)) and 0 < self.floor_check < 1):
+            raise ValueError(f'floor_check must lie in (0, 1) or be None, got {self.floor_check!r}')
         if self.outcome_sd is not None: check_positive(self.outcome_sd, 'outcome_sd')
         sens = {'moments': moment_sensitivity(d + (self.outcome_clip_sd is not None)), 'gram': gram_sensitivity(d), 'cross': cross_sensitivity(d),
                 'squares': SQUARES_SENSITIVITY}
@@ -100,7 +108,7 @@ class GFormulaPlan(Plan):
         return (lo - hi, hi - lo)
 
     def settings(self) -> dict:
-        return {'standardise': self.standardise, 'floor': self.floor, 'shares': self.shares, 'd': self.d}
+        return {'standardise': self.standardise, 'floor': self.floor, 'floor_check': self.floor_check, 'shares': self.shares, 'd': self.d}
 
     def _summary_lines(self):
         return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g}, R^2 {self.r2:g}, '
@@ -110,7 +118,7 @@ class GFormulaPlan(Plan):
         lo, hi = self.outcome_bounds
         return self.outcome_sd if self.outcome_sd is not None else (hi - lo) / 6
 
-# %% ../nbs/13_gformula.ipynb #9ba6f1fc
+# %% ../nbs/13_gformula.ipynb #6a39c009
 PLAN_DRAWS, PLAN_SEED = 200, 20251127  # the planner's simulated releases and their fixed seed (a function of public inputs)
 
 
@@ -143,9 +151,13 @@ def _predict(p: GFormulaPlan) -> dict:
     g = np.random.default_rng(PLAN_SEED)
     v = pop.vectors()
     draws = {k: v[k][None, :] + g.normal(size=(PLAN_DRAWS, v[k].size)) * p.sigma(k) for k in v}
-    nu = eigen_floor(p.sigma('gram'), p.d, p.floor)
-    est, _ = gformula_effect(arm_models(ArmStatistics.from_vectors(draws['gram'], draws['cross'], draws['squares'], pop.p), nu), p.estimand)
-    return dict(noise_sd=h_y * float(np.std(est)), sampling_sd=h_y * math.sqrt(float(var)), bias_bound=h_y * abs(float(np.mean(est))))
+    stats = ArmStatistics.from_vectors(draws['gram'], draws['cross'], draws['squares'], pop.p)
+    est, _ = gformula_effect(arm_models(stats, eigen_floor(p.sigma('gram'), p.d, p.floor)), p.estimand)
+    bias = 0.0
+    if p.floor_check is not None:
+        low, _ = gformula_effect(arm_models(stats, eigen_floor(p.sigma('gram'), p.d, p.floor * p.floor_check)), p.estimand)
+        bias = abs(float(np.mean(est) - np.mean(low)))
+    return dict(noise_sd=h_y * float(np.std(est)), sampling_sd=h_y * math.sqrt(float(var)), bias_bound=h_y * bias)
 
 
 def plan_gformula(n: int,  # rows (public)
@@ -163,7 +175,7 @@ def plan_gformula(n: int,  # rows (public)
     return GFormulaPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                         covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/13_gformula.ipynb #8631ebdb
+# %% ../nbs/13_gformula.ipynb #caa80657
 def gformula_statistics(plan: GFormulaPlan,  # the public plan
                         cols: EffectColumns,  # the rows and column names
                         noise,  # the release's noise source (the moments' noise is drawn here and held back)
@@ -182,7 +194,20 @@ def gformula_statistics(plan: GFormulaPlan,  # the public plan
 
 
 INTERVAL_COVERS = ('the true population effect, when each arm\'s outcome is linear in the covariates as given: sampling '
-                   '(constant residual variance per arm) and the simulated noise of the released statistics, bias-corrected')
+                   '(constant residual variance per arm) and the simulated noise of the released statistics, bias-corrected, '
+                   'widened on both sides by a bound on the floor\'s shrinkage bias')
+
+
+def _corrected_effect(plan, rel, floor):
+    "At floor `floor`: the models, the effect, its sampling variance, the simulated noise variance, the bias-corrected effect."
+    nu = eigen_floor(plan.sigma('gram'), plan.d, floor)
+    m = arm_models(rel, nu)
+    est, var = gformula_effect(m, plan.estimand)
+    sims, accepted = simulate_noise(rel, {k: plan.sigma(k) for k in ('gram', 'cross', 'squares')}, nu, plan.estimand)
+    with np.errstate(all='ignore'):
+        noise_var = float(np.nan_to_num(np.var(sims), nan=16.0))
+        corrected = float(np.clip(2 * est - np.nan_to_num(np.mean(sims)), -2.0, 2.0))
+    return m, est, var, noise_var, corrected, accepted
 
 
 def gformula_release(plan: GFormulaPlan,  # the public plan
@@ -193,20 +218,17 @@ def gformula_release(plan: GFormulaPlan,  # the public plan
     "Post-processing: the effect, its sampling sd, its noise sd and interval, from the released numbers only."
     enc, p = carry['encoding'], carry['p']
     rel = ArmStatistics.from_flat(noisy, p)
-    nu = eigen_floor(plan.sigma('gram'), plan.d, plan.floor)
-    m = arm_models(rel, nu)
-    est, var = gformula_effect(m, plan.estimand)
-    sims, accepted = simulate_noise(rel, {k: plan.sigma(k) for k in ('gram', 'cross', 'squares')}, nu, plan.estimand)
-    with np.errstate(all='ignore'):
-        noise_var = float(np.nan_to_num(np.var(sims), nan=16.0))
-        corrected = float(np.clip(2 * est - np.nan_to_num(np.mean(sims)), -2.0, 2.0))
+    m, est, var, noise_var, corrected, accepted = _corrected_effect(plan, rel, plan.floor)
+    bias = 0.0
+    if plan.floor_check is not None:
+        bias = abs(corrected - _corrected_effect(plan, rel, plan.floor * plan.floor_check)[4])
     h = enc.outcome_halfwidth
-    values = {**m.describe(enc, plan.covariates), 'simulation_accepted': accepted}
+    values = {**m.describe(enc, plan.covariates), 'simulation_accepted': accepted, 'floor_bias_bound': h * bias}
     if carry['moments'] is not None:
         values.update({f'centre[{c}]': float(enc.centre[j]) for j, c in enumerate(plan.covariates)})
         values.update({f'halfwidth[{c}]': float(enc.halfwidth[j]) for j, c in enumerate(plan.covariates)})
     return EffectRelease(h * corrected, h * math.sqrt(float(var) + noise_var), h * math.sqrt(noise_var), h * math.sqrt(float(var)),
-                         plan.effect_range, plan, privacy, values, INTERVAL_COVERS)
+                         plan.effect_range, plan, privacy, values, INTERVAL_COVERS, bias_bound=h * bias)
 
 # %% ../nbs/13_gformula.ipynb #b363f76a
 from .release import NotPrivate

@@ -313,7 +313,7 @@ def test_effect_chooses_the_same_method_on_neighbours(setting):
         got = [effect(df, outcome='y', treatment='t', covariates=COV, covariate_bounds=BOUNDS, outcome_bounds=YB,
                       rng=np.random.default_rng(1), **public) for df in (a, b)]
         assert got[0].choice == got[1].choice == expected.reason, name
-        assert got[0].method == got[1].method == {'gformula': 'G-formula', 'aipw': 'AIPW', 'dim': 'G-formula'}[expected.method]
+        assert got[0].method == got[1].method == {'gformula': 'G-formula', 'aipw': 'AIPW', 'dim': 'Difference in means'}[expected.method]
         assert got[0].plan.d == got[1].plan.d == (0 if expected.method == 'dim' else len(COV))
 
 
