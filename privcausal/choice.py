@@ -83,7 +83,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #e5a4775f
+# %% ../nbs/15_effect.ipynb #6feb0260
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -103,6 +103,7 @@ def effect(data,  # a pandas or Dask DataFrame
            ledger: PrivacyLedger | None = None,  # checked before the rows are read, charged once
            rng=None,  # None: secure OpenDP noise; a seeded Generator: research mode
            n: int | None = None,  # the public number of rows (default: counted)
+           diagnostics: bool = False,  # also return the method's NOT PRIVATE diagnostics: (release, diagnostics)
            **options,  # planning assumptions and settings passed to the method (clip, alpha, treated_share, ...)
           ) -> EffectRelease:
     "A private treatment effect with an interval for the true effect, by the method with the lowest planned error (public inputs only)."
@@ -118,7 +119,7 @@ def effect(data,  # a pandas or Dask DataFrame
     else:
         why = f'{method}: chosen by the user'
     kw = dict(outcome=outcome, treatment=treatment, outcome_bounds=outcome_bounds, epsilon=epsilon, delta=delta,
-              ledger=ledger, rng=rng, n=n)
+              ledger=ledger, rng=rng, n=n, diagnostics=diagnostics)
     if method == 'dim':
         if not randomised: raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True, --randomised)")
         r = dim(data, estimand=estimand, **kw, **_options(GFormulaPlan, options))
@@ -126,4 +127,5 @@ def effect(data,  # a pandas or Dask DataFrame
         plan_class = GFormulaPlan if method == 'gformula' else AIPWPlan
         r = _RUN[method](data, covariates=list(covariates), covariate_bounds=covariate_bounds, estimand=estimand, **kw,
                          **_options(plan_class, options))
+    if diagnostics: return dataclasses.replace(r[0], choice=why), r[1]
     return dataclasses.replace(r, choice=why)

@@ -189,7 +189,7 @@ def plan_aipw(n: int,  # rows (public)
     return AIPWPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                     covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/14_aipw.ipynb #ff6d2d60
+# %% ../nbs/14_aipw.ipynb #4620664a
 def aipw_statistics(plan: AIPWPlan,  # the public plan
                     cols: EffectColumns,  # the rows and column names
                     noise,  # the release's noise source (earlier stages' noise is drawn here and held back)
@@ -266,7 +266,7 @@ def aipw_release(plan: AIPWPlan,  # the public plan
     return EffectRelease(float(h * est), se, noise_sd, samp, plan.effect_range, plan, privacy, values, INTERVAL_COVERS)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)  # NotPrivate's repr marks it NOT PRIVATE
 class AIPWDiagnostics(NotPrivate):
     "NOT PRIVATE: the estimate from the exact score sums, values clipped, arm sizes."
     nonprivate_estimate: float  # the estimate from the exact score sums (the private models held fixed)

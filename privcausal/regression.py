@@ -230,11 +230,11 @@ def gformula_release(plan: GFormulaPlan,  # the public plan
     return EffectRelease(h * corrected, h * math.sqrt(float(var) + noise_var), h * math.sqrt(noise_var), h * math.sqrt(float(var)),
                          plan.effect_range, plan, privacy, values, INTERVAL_COVERS, bias_bound=h * bias)
 
-# %% ../nbs/13_gformula.ipynb #b363f76a
+# %% ../nbs/13_gformula.ipynb #a5868a37
 from .release import NotPrivate
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)  # NotPrivate's repr marks it NOT PRIVATE
 class GFormulaDiagnostics(NotPrivate):
     "NOT PRIVATE: the noise-free estimate with the same map, values clipped to their bounds, and the arm sizes."
     nonprivate_estimate: float  # the G-formula on the exact statistics (no noise, no floor)
@@ -269,7 +269,7 @@ def gformula(data,  # a pandas or Dask DataFrame
                        public=(('covariate_bounds', plan.covariate_bounds), ('outcome_bounds', plan.outcome_bounds)),
                        diagnostics=diagnostics)
 
-# %% ../nbs/13_gformula.ipynb #91f6a88e
+# %% ../nbs/13_gformula.ipynb #21aea71a
 def dim(data,  # a pandas or Dask DataFrame
         *,
         outcome: str,  # outcome column
@@ -280,9 +280,12 @@ def dim(data,  # a pandas or Dask DataFrame
         ledger: PrivacyLedger | None = None,  # checked first, charged once
         rng=None,  # None: secure noise; a Generator: research mode
         n: int | None = None,  # public number of rows (default: counted)
+        diagnostics: bool = False,  # also return the NOT PRIVATE diagnostics: (release, diagnostics)
         **options,  # other `GFormulaPlan` fields (clip, shares, alpha, assumptions)
        ) -> EffectRelease:
     "Private difference in means (a randomised trial's ATE): the arms' sizes, sums and sums of squares, released once."
     r = gformula(data, outcome=outcome, treatment=treatment, covariates=[], outcome_bounds=outcome_bounds, epsilon=epsilon,
-                 delta=delta, ledger=ledger, rng=rng, n=n, **options)
-    return dataclasses.replace(r, interval_covers='the average effect when the treatment is randomised: sampling and noise')
+                 delta=delta, ledger=ledger, rng=rng, n=n, diagnostics=diagnostics, **options)
+    covers = 'the average effect when the treatment is randomised: sampling and noise'
+    if diagnostics: return dataclasses.replace(r[0], interval_covers=covers), r[1]
+    return dataclasses.replace(r, interval_covers=covers)

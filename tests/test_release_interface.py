@@ -7,6 +7,7 @@ import pytest
 from scipy.special import expit
 
 from privcausal import anm, ipw, wate
+from privcausal import choice, doubly_robust, regression
 from privcausal.release import KEYS, NoIntervalError, NotPrivate, PrivacyRecord, PrivateRelease, load
 
 
@@ -27,6 +28,11 @@ def _releases(frame):
                      rng=rng(), diagnostics=True)
     yield wate.wate(frame, **common, epsilon=1.0, rng=rng(), diagnostics=True)
     yield anm.anm_direction(frame['a'].to_numpy(), frame['b'].to_numpy(), 2, 2, epsilon=1.0, rng=rng(), diagnostics=True)
+    bounds = dict(covariate_bounds={c: (-1, 1) for c in ('a', 'b', 'c')}, outcome_bounds=(0, 1), epsilon=1.0, delta=1e-6)
+    yield regression.gformula(frame, **common, **bounds, rng=rng(), diagnostics=True)
+    yield doubly_robust.aipw(frame, **common, **bounds, rng=rng(), diagnostics=True)
+    yield choice.effect(frame, **common, **bounds, rng=rng(), diagnostics=True)
+    yield regression.dim(frame, outcome='y', treatment='t', outcome_bounds=(0, 1), epsilon=1.0, delta=1e-6, rng=rng(), diagnostics=True)
 
 
 def test_one_interface(frame, tmp_path):
@@ -55,7 +61,7 @@ def test_one_interface(frame, tmp_path):
             with pytest.raises(NoIntervalError): rel.conf_int()
         assert isinstance(diag, NotPrivate) and repr(diag).startswith(f'{type(diag).__name__}[NOT PRIVATE]')
         assert diag.to_dict()['NOT_PRIVATE'] is True
-    assert kinds == ['IPWRelease', 'WATEResult', 'ANMResult']
+    assert kinds == ['IPWRelease', 'WATEResult', 'ANMResult'] + ['EffectRelease'] * 4
 
 
 def test_no_module_imports_a_private_name_of_another():
