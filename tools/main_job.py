@@ -26,6 +26,12 @@ ANALYSES = [
      'norm, propensities clipped to [0.2, 0.8]. The dry run above said it: 361 rows per part are far too few for '
      'these bounds at epsilon = 1, and the interval shows it',
      NSW + LEDGER + ['--budget', '4,1e-5']),
+    ('Private ATE of the NSW programme with privcausal effect: the method is chosen from public inputs only (NSW was a '
+     'randomised trial, declared with --randomised, so the DP difference in means is a candidate and wins at 722 rows); '
+     'every covariate\'s PUBLIC range stated from domain knowledge (0/1 columns need none), earnings in [0, 100,000]',
+     ['effect', 'nsw', '--treatment', 'trt', '--outcome', 're78', '--covariates', 'age,educ,black,hisp,marr,nodeg,re74,re75',
+      '--covariate-bounds', 'age=16:60,educ=0:20,re74=0:100000,re75=0:100000', '--outcome-bounds', '0:100000',
+      '--epsilon', '0.5', '--delta', '1e-6', '--randomised'] + LEDGER),
     ('Private ATE with its 95% interval of a bachelor\'s degree on income above $50K in the UCI Adult data (Guha & '
      'Reiter WATE): complete training cases (n = 30,162), categorical covariates coded with the levels of the '
      'published UCI schema, the number of partitions from the public n and d, epsilon = 1',
