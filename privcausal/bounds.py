@@ -22,7 +22,7 @@ __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', '
            'check_domain', 'moment_sensitivity', 'column_moments', 'standardised', 'EffectColumns', 'effect_columns',
            'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #8b28e80a
+# %% ../nbs/12a_bounds.ipynb #877ba7ac
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -32,6 +32,9 @@ def _pair(value, name: str) -> tuple:
     lo, hi = float(value[0]), float(value[1])
     if not math.isfinite(hi - lo) or abs(lo) > 1e15 or abs(hi) > 1e15:
         raise ValueError(f'{name} must lie within [-1e15, 1e15] (a larger public bound is absurd), got {value!r}')
+    if (hi - lo) / 2 < 1e-12 * max(1.0, abs(lo), abs(hi)):  # the map divides by the half-width: keep it a normal number
+        raise ValueError(f'{name}: the range is too narrow to map onto [-1, 1] (hi - lo must exceed 2e-12 times max(1, |lo|, |hi|)), '
+                         f'got {value!r}')
     return lo, hi
 
 

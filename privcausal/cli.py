@@ -230,7 +230,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #7f25f121
+# %% ../nbs/09_cli.ipynb #1fb2b378
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -255,7 +255,7 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
         if dry_run: return ledger
         try:
-            ledger.save(path, autosave=True, exclusive=True)
+            ledger.save(path, autosave=True)
             return ledger
         except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
             ledger = accounting.PrivacyLedger.load(path, autosave=True)

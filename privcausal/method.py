@@ -117,7 +117,7 @@ def total_mu(stages,  # `GaussianStage`s
     "$\\mu$ of a release made of these stages: $\\sqrt{\\sum_i \\mu_i^2}$."
     return math.sqrt(math.fsum(s.mu ** 2 for s in stages))
 
-# %% ../nbs/01c_method.ipynb #843cd899
+# %% ../nbs/01c_method.ipynb #e0c84f62
 def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
                 **values,  # field name -> value
                ):
@@ -166,8 +166,8 @@ class Plan:
 
     @property
     def ci_halfwidth(self) -> float:
-        "Expected half-width of the $1-\\alpha$ interval."
-        return stats.norm.ppf(1 - self.alpha / 2) * self.total_sd
+        "Expected half-width of the $1-\\alpha$ interval: $z_{1-\\alpha/2}$ total sds plus the planned bias bound (as the release adds it)."
+        return stats.norm.ppf(1 - self.alpha / 2) * self.total_sd + self.bias_bound
 
     @property
     def rmse(self) -> float:
@@ -188,15 +188,16 @@ class Plan:
     def to_dict(self) -> dict:
         "JSON-able: `planned` (True), the method, every public input and every prediction."
         d = {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
-        return {'planned': True, 'method': self.method, **d, 'total_sd': self.total_sd, 'ci_halfwidth': self.ci_halfwidth,
-                'rmse': self.rmse, 'cost': {'epsilon': self.epsilon, 'delta': self.delta},
-                'stages': [dataclasses.asdict(s) for s in self.stages]}
+        return to_jsonable({'planned': True, 'method': self.method, **d, 'total_sd': self.total_sd, 'ci_halfwidth': self.ci_halfwidth,
+                            'rmse': self.rmse, 'cost': {'epsilon': self.epsilon, 'delta': self.delta},
+                            'stages': [dataclasses.asdict(s) for s in self.stages]})
 
     def summary(self) -> str:
         "What the release will cost and give, in a few lines (from public inputs only; nothing spent)."
         lines = [f'{self.method} plan (from public inputs only; nothing spent)',
                  f'  expected noise sd {format_number(self.noise_sd)}, sampling sd {format_number(self.sampling_sd)}, '
-                 f'{1 - self.alpha:.0%} interval half-width {format_number(self.ci_halfwidth)}',
+                 + (f'bias bound {format_number(self.bias_bound)}, ' if self.bias_bound else '')
+                 + f'{1 - self.alpha:.0%} interval half-width {format_number(self.ci_halfwidth)}',
                  f'  cost (epsilon={self.epsilon:g}, delta={self.delta:g}) for {self.privacy_unit}',
                  '  stages: ' + '; '.join(f'{s.name} (sensitivity {format_number(s.sensitivity)}, sigma {format_number(s.sigma)})'
                                           for s in self.stages)]

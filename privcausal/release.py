@@ -19,10 +19,11 @@ from scipy import stats
 __all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
            'SavedRelease', 'load', 'NotPrivate']
 
-# %% ../nbs/01b_release.ipynb #d92118db
+# %% ../nbs/01b_release.ipynb #29ef5626
 def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
                ):
-    "A strict-JSON copy of `v`: tuples become lists, numpy scalars Python numbers, a non-finite float None."
+    "A strict-JSON copy of `v`: tuples become lists, numpy scalars Python numbers, a non-finite float None, a dataclass a dict."
+    if dataclasses.is_dataclass(v) and not isinstance(v, type): return to_jsonable(dataclasses.asdict(v))
     if isinstance(v, dict): return {str(k): to_jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)): return [to_jsonable(x) for x in v]
     if isinstance(v, np.ndarray): return to_jsonable(v.tolist())
