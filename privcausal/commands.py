@@ -129,7 +129,7 @@ def flag_message(message: str,  # an error message from a Python function
         message = pattern.sub(flags[name], message)
     return message, first
 
-# %% ../nbs/09b_commands.ipynb #a17aadeb
+# %% ../nbs/09b_commands.ipynb #42e34131
 @dataclasses.dataclass(frozen=True)
 class CommandSpec:
     "An estimator as a subcommand: its entry point, planner and plan classes (modules imported only when it runs)."
@@ -155,7 +155,7 @@ _G, _A = ('privcausal.regression', 'GFormulaPlan'), ('privcausal.doubly_robust',
 EFFECT_COMMANDS = (
     CommandSpec('effect', 'a private treatment effect by the method with the lowest planned error (public inputs only)',
                 'privcausal.choice', 'effect', 'choose_method', (_G, _A),
-                (('--method', dict(default='auto', choices=['auto', 'gformula', 'aipw', 'dim'], help='the method (default: auto)')),
+                (('--method', dict(default='auto', choices=['auto', 'gformula', 'aipw', 'dim', 'ipw', 'wate'], help='the method (default: auto; ipw and wate only when named)')),
                  ('--randomised', dict(action='store_true', help='the treatment was assigned at random: the difference in means is a candidate')),
                  ('--outcome-type', dict(default='continuous', choices=['continuous', 'binary'], help='binary: outcome bounds (0, 1)')))),
     CommandSpec('gformula', 'private G-formula (regression adjustment) with an interval for the true effect',

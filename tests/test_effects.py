@@ -170,3 +170,25 @@ def test_plans_are_strict_json_and_dry_runs_print_json(tmp_path):
         out = io.StringIO()
         with contextlib.redirect_stdout(out): res = run(argv)
         assert json.loads(out.getvalue())['planned'] is True and res['planned'] is True
+
+
+def test_effect_runs_pp_ipw_and_wate_by_name_only(tmp_path):
+    "effect(method='ipw'|'wate') runs the paper's method on the same public bounds; auto never picks them; a setting of another method is named."
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 2)); t = rng.binomial(1, expit(X[:, 0])); y = np.clip(X.sum(1) + 2 * t + rng.normal(size=3000), -10, 10)
+    df = pd.DataFrame(X, columns=['a', 'b']).assign(t=t, y=y, yb=(y > 1).astype(int))
+    kw = dict(treatment='t', covariates=['a', 'b'], covariate_bounds={'a': (-5, 5), 'b': (-5, 5)}, epsilon=1.0, delta=1e-6)
+    led = PrivacyLedger(5.0, 1e-5)
+    ri = effect(df, outcome='y', outcome_bounds=(-10, 10), method='ipw', ledger=led, rng=np.random.default_rng(1), **kw)
+    rw = effect(df, outcome='yb', outcome_type='binary', method='wate', ledger=led, rng=np.random.default_rng(1), **kw)
+    assert (ri.method, rw.privacy.delta, len(led.entries)) == ('PP-IPW', 0.0, 2)
+    with pytest.raises(TypeError, match='floor'):
+        effect(df, outcome='y', outcome_bounds=(-10, 10), method='ipw', floor=0.3, **kw)
+    assert choose_method(3000, 1.0, 1e-6, (-10, 10), ['a', 'b'], {'a': (-5, 5), 'b': (-5, 5)}).method in ('gformula', 'aipw')
+    path = tmp_path / 'e.csv'; df.to_csv(path, index=False)
+    from privcausal.cli import run
+    with contextlib.redirect_stdout(io.StringIO()):
+        d = run(['effect', str(path), '--treatment', 't', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds', 'a=-5:5,b=-5:5',
+                 '--outcome-bounds=-10:10', '--epsilon', '1', '--delta', '1e-6', '--method', 'ipw', '--propensity-bounds', '0.1:0.9',
+                 '--seed', '1', '--json'])
+    assert d['method'] == 'PP-IPW' and d['ci'][0] <= d['estimate'] <= d['ci'][1]
