@@ -22,8 +22,9 @@ import privcausal
 from . import accounting, data
 
 # %% auto #0
-__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'build_parser', 'flag_names', 'read_table',
-           'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run', 'main']
+__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'CommandLineError', 'build_parser', 'flag_names',
+           'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run',
+           'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #bedbf242
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -39,7 +40,7 @@ def command(group: str,  # subcommand, e.g. "data" or "ipw"
         return fn
     return deco
 
-# %% ../nbs/09_cli.ipynb #9114ec5f
+# %% ../nbs/09_cli.ipynb #8e6645db
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -48,9 +49,23 @@ def _json_flag(p):
     p.add_argument('--json', action='store_true', default=argparse.SUPPRESS, help='print one JSON document')
 
 
+class CommandLineError(Exception):
+    "A usage error argparse found (unknown flag, missing or invalid value), raised instead of exiting when `--json` asks for a JSON error."
+    def __init__(self, message, parser):
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    "argparse's parser (its subcommands too), whose usage errors `main` reports as one JSON document under `--json`."
+    def error(self, message):
+        if _ACTIVE.get('json'): raise CommandLineError(message, self)
+        super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of the `privcausal` console script."
-    p = argparse.ArgumentParser(prog='privcausal', description='Differentially private causal inference.')
+    p = _Parser(prog='privcausal', description='Differentially private causal inference.')
     p.add_argument('--version', action='version', version=f'privcausal {privcausal.__version__}')
     p.add_argument('--json', action='store_true', help='print one JSON document instead of a report')
     sub = p.add_subparsers(dest='command', metavar='COMMAND')
@@ -62,12 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
             if group not in groups:
                 g = sub.add_parser(group, help=_GROUP_HELP.get(group, ''))
                 groups[group] = g.add_subparsers(dest=f'{group}_command', metavar='ACTION')
+                _json_flag(g)
             leaf = groups[group].add_parser(action, help=help)
         add_arguments(leaf)
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #fcafbe22
+# %% ../nbs/09_cli.ipynb #e4f1ef30
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -85,7 +101,7 @@ FLAGS = {  # Python keyword -> command-line flag
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
                     'wate': {'estimator': 'estimator'}}  # (wate has one estimator: no --estimator flag)
-_ACTIVE = {'command': None}  # the command being run, for `flag_names`
+_ACTIVE = {'command': None, 'json': False}  # the command being run, for `flag_names`; whether errors are JSON (`main`)
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
@@ -782,7 +798,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #ead121ba
+# %% ../nbs/09_cli.ipynb #38580c92
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -796,6 +812,9 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     if args.command:
         key = (args.command, getattr(args, f'{args.command}_command', None))
     if key not in _COMMANDS:
+        if _ACTIVE.get('json'):
+            names = sorted({a for g, a in _COMMANDS if g == args.command} if args.command else {g for g, _ in _COMMANDS})
+            raise CommandLineError(f'choose {"an action of " + args.command if args.command else "a command"}: {", ".join(names)}', parser)
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     _ACTIVE['command'] = args.command
@@ -804,16 +823,35 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     return result
 
 
+_FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
+
+
+def error_document(message: str,  # the error message, in the command line's terms
+                  ) -> dict:  # {'error': message, 'flag': the first --flag it names, or None}
+    "The one JSON document a failed command prints under `--json`."
+    m = _FLAG.search(message)
+    return {'error': message, 'flag': m.group(0) if m else None}
+
+
 def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         ) -> None:
     "Entry point of the `privcausal` console script; returns None so the exit status is 0 on success."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _ACTIVE['json'] = '--json' in argv  # anywhere: before or after the command, even where argparse rejects it
     try:
         run(argv)
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
-    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
-        print(f'privcausal: error: {flag_names(str(e))}', file=sys.stderr)
+    except CommandLineError as e:  # argparse's own usage error, under --json only
+        print(json.dumps(error_document(f'{e.parser.prog}: {e}')))
         raise SystemExit(2)
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
+        message = flag_names(str(e))
+        if _ACTIVE['json']: print(json.dumps(error_document(message)))
+        else: print(f'privcausal: error: {message}', file=sys.stderr)
+        raise SystemExit(2)
+    finally:
+        _ACTIVE['json'] = False
 
 # %% ../nbs/09_cli.ipynb #dfd0abda
 #| eval: false
