@@ -40,7 +40,7 @@ def command(group: str,  # subcommand, e.g. "data" or "ipw"
         return fn
     return deco
 
-# %% ../nbs/09_cli.ipynb #8e6645db
+# %% ../nbs/09_cli.ipynb #33b49dc7
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -51,7 +51,10 @@ def _json_flag(p):
 
 class CommandLineError(Exception):
     "A usage error argparse found (unknown flag, missing or invalid value), raised instead of exiting when `--json` asks for a JSON error."
-    def __init__(self, message, parser):
+    def __init__(self,
+                 message: str,  # argparse's message, e.g. 'unrecognized arguments: --foo'
+                 parser: argparse.ArgumentParser,  # the (sub)parser that found it: its `prog` names the command
+                ):
         super().__init__(message)
         self.parser = parser
 
