@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #e4f1ef30
+# %% ../nbs/09_cli.ipynb #55a5d7de
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -104,7 +104,7 @@ FLAGS = {  # Python keyword -> command-line flag
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
                     'wate': {'estimator': 'estimator'}}  # (wate has one estimator: no --estimator flag)
-_ACTIVE = {'command': None, 'json': False}  # the command being run, for `flag_names`; whether errors are JSON (`main`)
+_ACTIVE = {'command': None, 'json': False, 'warned': []}  # the command being run, for `flag_names`; under --json (`main`): its warnings
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
@@ -340,7 +340,7 @@ def _columns_exist(df, **flags):
     for flag, col in flags.items():
         if col not in df.columns: raise ValueError(f'--{flag.replace("_", "-")} {col!r} is not a column of DATA')
 
-# %% ../nbs/09_cli.ipynb #c3410ef4
+# %% ../nbs/09_cli.ipynb #a9a30cd9
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with flag names."
     with warnings.catch_warnings(record=True) as caught:
@@ -348,8 +348,14 @@ def _released(fn, *a, **kw):
         out = fn(*a, **kw)
     for w in caught:
         if issubclass(w.category, DeprecationWarning): continue
-        print(f'privcausal: warning: {flag_names(str(w.message))}', file=sys.stderr)
+        _warn(flag_names(str(w.message)))
     return out
+
+
+def _warn(text: str) -> None:
+    "Tell the user: 'privcausal: warning: ...' on standard error now, or under `--json` kept for `main` (printed after a success, inside the document of a failure)."
+    if _ACTIVE.get('json'): _ACTIVE['warned'].append(text)
+    else: print(f'privcausal: warning: {text}', file=sys.stderr)
 
 
 def _output(release, args, **inputs):
@@ -360,7 +366,7 @@ def _output(release, args, **inputs):
 
 
 def _not_private(result, text, what, values):
-    print(f'privcausal: warning: --non-private: the "non_private" numbers are NOT PRIVATE; do not publish them', file=sys.stderr)
+    _warn('--non-private: the "non_private" numbers are NOT PRIVATE; do not publish them')
     result['non_private'] = {**values, 'warning': 'NOT PRIVATE', 'what': what}
     return result, text + '\n  NOT PRIVATE (' + what + '): ' + ', '.join(f'{k}={v}' for k, v in values.items())
 
@@ -801,7 +807,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #38580c92
+# %% ../nbs/09_cli.ipynb #3c47aedb
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -830,29 +836,38 @@ _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
 
 
 def error_document(message: str,  # the error message, in the command line's terms
-                  ) -> dict:  # {'error': message, 'flag': the first --flag it names, or None}
-    "The one JSON document a failed command prints under `--json`."
+                   warned=(),  # texts of the warnings the failed run gave (none: no `warnings` key)
+                  ) -> dict:  # {'error': message, 'flag': the first --flag it names, or None[, 'warnings': [...]]}
+    "The one JSON document a failed command prints on standard error under `--json`."
     m = _FLAG.search(message)
-    return {'error': message, 'flag': m.group(0) if m else None}
+    return {'error': message, 'flag': m.group(0) if m else None, **({'warnings': list(warned)} if warned else {})}
+
+
+def _fail(message: str, caught) -> None:
+    "Exit 2 with the error on standard error: 'privcausal: error: ...', or under --json one JSON document (with the run's warnings)."
+    if _ACTIVE['json']:
+        warned = _ACTIVE['warned'] + [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]
+        print(json.dumps(error_document(message, warned)), file=sys.stderr)
+    else: print(f'privcausal: error: {message}', file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         ) -> None:
     "Entry point of the `privcausal` console script; returns None so the exit status is 0 on success."
     argv = sys.argv[1:] if argv is None else list(argv)
-    _ACTIVE['json'] = '--json' in argv  # anywhere: before or after the command, even where argparse rejects it
+    _ACTIVE['json'], _ACTIVE['warned'] = '--json' in argv, []  # --json anywhere: before or after the command, even where argparse rejects it
+    caught = []  # under --json, the run's warnings: printed after a success as always, inside the document of a failure
     try:
-        run(argv)
+        with (warnings.catch_warnings(record=True) if _ACTIVE['json'] else contextlib.nullcontext([])) as caught:
+            run(argv)
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
-    except CommandLineError as e:  # argparse's own usage error, under --json only
-        print(json.dumps(error_document(f'{e.parser.prog}: {e}')))
-        raise SystemExit(2)
-    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
-        message = flag_names(str(e))
-        if _ACTIVE['json']: print(json.dumps(error_document(message)))
-        else: print(f'privcausal: error: {message}', file=sys.stderr)
-        raise SystemExit(2)
+    except CommandLineError as e: _fail(f'{e.parser.prog}: {e}', caught)  # argparse's own usage error, under --json only
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e: _fail(flag_names(str(e)), caught)
+    else:
+        for text in _ACTIVE['warned']: print(f'privcausal: warning: {text}', file=sys.stderr)
+        for w in caught: warnings.showwarning(w.message, w.category, w.filename, w.lineno, None, w.line)
     finally:
         _ACTIVE['json'] = False
 

@@ -1,6 +1,7 @@
-"""Issue 17: with --json anywhere on the command line, an error is one JSON document on standard output,
-{"error": MESSAGE, "flag": FIRST --FLAG NAMED or null}, with exit status 2 -- argparse's own errors too. Without --json
-the text error on standard error is unchanged. Run through the console script, as a pipeline would."""
+"""Issue 17: with --json anywhere on the command line, an error is one JSON document on standard error (standard output
+stays empty, as for every error), {"error": MESSAGE, "flag": FIRST --FLAG NAMED or null}, with exit status 2 --
+argparse's own errors too; warnings of the failed run go inside it. Without --json the text error is unchanged.
+Run through the console script, as a pipeline would."""
 import json
 import os
 import shutil
@@ -36,7 +37,8 @@ def csv(tmp_path_factory):
 
 def _json_error(res):
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    doc = json.loads(res.stdout)  # exactly one JSON document, nothing else on standard output
+    assert res.stdout == ''
+    doc = json.loads(res.stderr)  # exactly one JSON document, nothing else on standard error
     assert set(doc) == {'error', 'flag'} and isinstance(doc['error'], str) and doc['error']
     return doc
 
@@ -74,9 +76,33 @@ def test_json_errors(csv, argv, flag, said):
     if flag is not None: assert flag in doc['error']
 
 
-def test_json_error_leaves_stderr_for_warnings_only(csv):
+def test_json_error_is_the_only_output(csv):
     res = cli('--json', 'ipw', csv, '--no-such-flag')
-    assert res.returncode == 2 and res.stderr == '' and 'usage:' not in res.stdout
+    assert res.returncode == 2 and res.stdout == '' and 'usage:' not in res.stderr and json.loads(res.stderr)
+
+
+def test_warnings_of_a_failed_run_go_inside_the_document(capsys):
+    "White-box: a command that warns (through the CLI's warning path and through Python's) and then fails."
+    import warnings
+    from privcausal import cli as c
+    def failing(args):
+        c._warn('--clip-rows: rows beyond the bound are clipped (announced)')
+        warnings.warn('a library warning', UserWarning)
+        raise ValueError('epsilon must be a finite number > 0, got 0.0')
+    c._COMMANDS[('failing-test', None)] = ('a test command', lambda p: None, failing)
+    try:
+        with pytest.raises(SystemExit) as e: c.main(['failing-test', '--json'])
+        assert e.value.code == 2
+        out, err = capsys.readouterr()
+        doc = json.loads(err)
+        assert out == '' and doc == {'error': '--epsilon must be a finite number > 0, got 0.0', 'flag': '--epsilon',
+                                     'warnings': ['--clip-rows: rows beyond the bound are clipped (announced)', 'a library warning']}
+        with pytest.raises(SystemExit): c.main(['failing-test'])                 # text: as before, warnings first
+        out, err = capsys.readouterr()
+        assert out == '' and err.splitlines()[0].startswith('privcausal: warning: --clip-rows')
+        assert err.strip().splitlines()[-1] == 'privcausal: error: --epsilon must be a finite number > 0, got 0.0'
+    finally:
+        del c._COMMANDS[('failing-test', None)]
 
 
 def test_without_json_the_text_error_is_unchanged(csv):
