@@ -14,8 +14,11 @@ from privcausal import anm, ipw
 from privcausal.accounting import PrivacyCost
 from privcausal.release import STORED_ALPHAS
 
-try: from privcausal import bayes_wate as wate  # the module's new name (issue 17's rename), when merged
-except ImportError: from privcausal import wate
+# WATE's module: privcausal.wate, or its new name privcausal.bayes_wate once that rename is merged. Looked up in this
+# package's own folder: an editable install elsewhere must not supply a module of another checkout.
+import importlib, pathlib, privcausal
+wate = importlib.import_module('privcausal.' + ('bayes_wate' if (pathlib.Path(privcausal.__file__).parent / 'bayes_wate.py').exists()
+                                                else 'wate'))
 
 
 def _small(n, rng):
