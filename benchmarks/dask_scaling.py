@@ -62,7 +62,7 @@ def settings(a):
 
 
 def _warm():
-    import privcausal.backend, privcausal.ipw, privcausal.wate  # noqa: F401
+    import privcausal.backend, privcausal.ipw, privcausal.bayes_wate  # noqa: F401
 
 
 def _cpu_seconds(client):
@@ -74,7 +74,7 @@ def _releases(data, s, n, cpu=time.process_time):
     "The two releases, end to end (validation, plan, statistics, charge, noise), on `data`: the same call for both backends."
     import warnings
     from privcausal.ipw import pp_ipw
-    from privcausal.wate import wate
+    from privcausal.bayes_wate import wate
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')  # the announcement of the requested clipping
         t0, c0 = time.perf_counter(), cpu()
@@ -133,7 +133,7 @@ def run_memory(a, s):
 
 def one(a):
     "Run one configuration in this process and print one JSON line."
-    import privcausal.ipw, privcausal.wate  # noqa: F401  (imports are not timed)
+    import privcausal.ipw, privcausal.bayes_wate  # noqa: F401  (imports are not timed)
     s = settings(a)
     load0 = os.getloadavg()[0]
     out = run_memory(a, s) if a.workers == 0 else run_dask(a, s, a.workers)

@@ -1,4 +1,4 @@
-"""Benchmarks for privcausal.wate (issue 4). Prints ratios against peers measured in the same run.
+"""Benchmarks for privcausal.bayes_wate (issue 4). Prints ratios against peers measured in the same run.
 
 1. One private release on n = 1,000,000 rows, M = 100, 27 dummy-coded covariates: the batched per-partition
    Newton/IRLS fits against a per-partition statsmodels loop (identical per-partition estimates to 1e-8; target >= 50x).
@@ -30,7 +30,7 @@ import statsmodels.api as sm
 from scipy.special import expit
 
 from privcausal.posterior import NoisyStatistics, sample_posterior
-from privcausal.wate import (ESTIMANDS, partition_indices, simulate_wate, simulation_study, stacked_partition_statistics,
+from privcausal.bayes_wate import (ESTIMANDS, partition_indices, simulate_wate, simulation_study, stacked_partition_statistics,
                              summarise_study, weighted_effect)
 
 
@@ -186,7 +186,7 @@ def _study_chunk_same_data(sim, eps, M=100, a=0.05):
     "privcausal's private ATE (posterior mean, 'paper' mode, exact sampler) on given stacked data sets."
     from privcausal.mechanisms import ResearchNoise
     from privcausal.posterior import sample_truncated_laplace
-    from privcausal.wate import aggregate, fill_failed, release_plan
+    from privcausal.bayes_wate import aggregate, fill_failed, release_plan
     rng = np.random.default_rng(6)
     X, z, y = sim['X'], sim['z'], sim['y']
     R, n = z.shape

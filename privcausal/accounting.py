@@ -222,7 +222,7 @@ def _create_atomic(path: Path, doc: dict):
 
 def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds')
 
-# %% ../nbs/01_accounting.ipynb #66317533
+# %% ../nbs/01_accounting.ipynb #e8a84e47
 class BudgetExceededError(ValueError):
     "Raised when a spend would take a `PrivacyLedger` past its total; nothing was recorded or released."
 
@@ -310,14 +310,16 @@ class PrivacyLedger:
 
     def save(self, path,
              autosave: bool = False,  # stay bound to the file: every later spend re-reads, checks and writes it first
-             exclusive: bool = False,  # only create: FileExistsError if `path` exists (two creators: exactly one wins)
+             overwrite: bool = False,  # replace an existing file (its recorded spends are lost); default: only create
             ) -> Path:
-        "Write the ledger to `path` as JSON (atomically; a new file is created exclusively, an existing one replaced under its lock)."
+        "Write the ledger to a NEW file `path` as JSON (created exclusively: two creators, exactly one wins); `overwrite` replaces one."
         path = Path(path)
         while True:
             try: _create_atomic(path, self.to_dict()); break
             except FileExistsError:
-                if exclusive: raise FileExistsError(f'ledger file {str(path)!r} already exists') from None
+                if not overwrite:
+                    raise FileExistsError(f'ledger file {str(path)!r} already exists: charge it with PrivacyLedger.load(path, '
+                                          f'autosave=True), or pass overwrite=True to replace it (its recorded spends are lost)') from None
             try:
                 with _locked(path): _write_atomic(path, self.to_dict())
                 break
@@ -332,8 +334,10 @@ class PrivacyLedger:
         except FileNotFoundError: raise FileNotFoundError(f'ledger file {str(path)!r} does not exist') from None
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ValueError(f'ledger file {str(path)!r} is not valid JSON ({e})') from None
+        except RecursionError:
+            raise ValueError(f'ledger file {str(path)!r} is not a ledger (JSON nested too deeply); restore it from a backup') from None
         try: return cls.from_dict(d)
-        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as e:
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as e:
             raise ValueError(f'ledger file {str(path)!r} does not hold a valid ledger (an entry or total is missing, '
                              f'negative, zero, not finite, or the entries sum past the floating-point range: '
                              f'{type(e).__name__}); restore it from a backup') from None

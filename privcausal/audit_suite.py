@@ -16,7 +16,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from . import anm, choice, doubly_robust, ipw, mechanisms, propensity, regression, wate
+from . import anm, choice, doubly_robust, ipw, mechanisms, propensity, regression
+from . import bayes_wate as wate  # the module (privcausal.wate is the function)
 from .mechanisms import ResearchNoise, audit, clopper_pearson
 
 # %% auto #0

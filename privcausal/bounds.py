@@ -22,7 +22,7 @@ __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', '
            'check_domain', 'moment_sensitivity', 'column_moments', 'standardised', 'EffectColumns', 'effect_columns',
            'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #8b28e80a
+# %% ../nbs/12a_bounds.ipynb #877ba7ac
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -32,6 +32,9 @@ def _pair(value, name: str) -> tuple:
     lo, hi = float(value[0]), float(value[1])
     if not math.isfinite(hi - lo) or abs(lo) > 1e15 or abs(hi) > 1e15:
         raise ValueError(f'{name} must lie within [-1e15, 1e15] (a larger public bound is absurd), got {value!r}')
+    if (hi - lo) / 2 < 1e-12 * max(1.0, abs(lo), abs(hi)):  # the map divides by the half-width: keep it a normal number
+        raise ValueError(f'{name}: the range is too narrow to map onto [-1, 1] (hi - lo must exceed 2e-12 times max(1, |lo|, |hi|)), '
+                         f'got {value!r}')
     return lo, hi
 
 
@@ -94,7 +97,7 @@ def encoding_from_bounds(covariates,  # covariate names
     return Encoding(tuple(covariates), (b[:, 0] + b[:, 1]) / 2, (b[:, 1] - b[:, 0]) / 2, (lo + hi) / 2, (hi - lo) / 2,
                     tuple(map(tuple, b)), tuple(outcome_bounds))
 
-# %% ../nbs/12a_bounds.ipynb #1fccb883
+# %% ../nbs/12a_bounds.ipynb #6f9f706f
 def _domain_chunk(chunk, index, covariates, treatment, outcome, lo, hi, ylo, yhi):
     "One chunk's violations: non-finite per column, outside the bounds per covariate, outcome outside, treatment not 0/1."
     X = chunk[list(covariates)].to_numpy(dtype=float)
@@ -124,6 +127,8 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                  outcome,  # the outcome column (None: no outcome)
                  encoding: Encoding,  # the declared bounds
                  clip: bool = False,  # allow values outside the bounds (the estimators clip them; announced)
+                 covariate_clip: str = 'clip=True (--clip)',  # how a refusal says to ask for clipping covariates (the estimator's option)
+                 outcome_clip: str = 'clip=True (--clip)',  # the same for the outcome
                 ) -> DomainCheck:
     "Refuse data outside the declared domain, naming the column (never a count or a value); one pass over the rows."
     lo, hi = np.asarray(encoding.bounds, dtype=float).T.reshape(2, -1)
@@ -142,12 +147,12 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
         if over:
             raise ValueError(f'covariate_bounds: columns {over} have values outside their declared bounds '
                              f'({", ".join("{}: [{:g}, {:g}]".format(c, *encoding.bounds[list(covariates).index(c)]) for c in over)}); a column '
-                             'without bounds must lie in [0, 1]. Widen the PUBLIC bounds, or pass clip=True (--clip) to clip '
+                             f'without bounds must lie in [0, 1]. Widen the PUBLIC bounds, or pass {covariate_clip} to clip '
                              'to them (announced)')
         if y_out:
             lo_y, hi_y = encoding.outcome_bounds
             raise ValueError(f'outcome_bounds: outcome {outcome!r} has values outside its declared bounds [{lo_y:g}, {hi_y:g}]. '
-                             'Widen them, or pass clip=True (--clip) to clip to them (announced)')
+                             f'Widen them, or pass {outcome_clip} to clip to them (announced)')
     return DomainCheck(rows.n, {c: int(k) for c, k in zip(covariates, outside)}, int(y_out))
 
 # %% ../nbs/12a_bounds.ipynb #ce458525
@@ -206,7 +211,7 @@ def standardised(encoding: Encoding,  # the map from the bounds
     if with_outcome: yc, yh = yc + yh * float(c[-1]), yh * float(h[-1])
     return dataclasses.replace(encoding, centre=centre, halfwidth=half, outcome_centre=yc, outcome_halfwidth=yh)
 
-# %% ../nbs/12a_bounds.ipynb #27d49dd8
+# %% ../nbs/12a_bounds.ipynb #961006e1
 @dataclasses.dataclass(frozen=True)
 class EffectColumns:
     "The rows of an effect estimator's input and its column names (public)."
@@ -236,10 +241,11 @@ def effect_columns(data,  # a pandas or Dask DataFrame
 
 def announce_clip(clip: bool,  # the user asked to clip
                   stacklevel: int = 3,  # where the warning points
+                  argument: str = 'clip=True',  # how the user asked (an estimator's own clipping option)
                  ):
     "Warn, without a count, that values outside the declared bounds will be clipped."
     if clip:
-        warnings.warn('clip=True: values outside their declared bounds are clipped to them (how many is not shown: '
+        warnings.warn(f'{argument}: values outside their declared bounds are clipped to them (how many is not shown: '
                       'it comes from the data)', stacklevel=stacklevel)
 
 

@@ -40,7 +40,7 @@ def command(group: str,  # subcommand, e.g. "data" or "ipw"
         return fn
     return deco
 
-# %% ../nbs/09_cli.ipynb #33b49dc7
+# %% ../nbs/09_cli.ipynb #11af0ac1
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #55a5d7de
+# %% ../nbs/09_cli.ipynb #13b8b3be
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -100,10 +100,11 @@ FLAGS = {  # Python keyword -> command-line flag
     'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
     'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share', 'propensity_sd': '--propensity-sd',
     'treated_share': '--treated-share', 'outcome_sd': '--outcome-sd', 'outcome_mean': '--outcome-mean',
+    'covariate_bounds': '--covariate-bounds', 'outcome_bounds': '--outcome-bounds',
 }
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
-                    'wate': {'estimator': 'estimator'}}  # (wate has one estimator: no --estimator flag)
+                    'wate': {'estimator': 'estimator', 'clip': '--clip'}}  # (wate has one estimator: no --estimator flag)
 _ACTIVE = {'command': None, 'json': False, 'warned': []}  # the command being run, for `flag_names`; under --json (`main`): its warnings
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
@@ -136,8 +137,8 @@ def _tuebingen(pair: str) -> pd.DataFrame:
 
 
 def _adult_wate():
-    from privcausal import wate
-    return wate.load_adult_wate()
+    from privcausal import bayes_wate
+    return bayes_wate.load_adult_wate()
 
 
 REGISTRY = {'nsw': lambda: data.load_nsw(re74_na='zero'), 'ihdp': data.load_ihdp, 'adult': data.load_adult,
@@ -249,7 +250,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #7f25f121
+# %% ../nbs/09_cli.ipynb #6b21b8ad
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -274,7 +275,7 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
         if dry_run: return ledger
         try:
-            ledger.save(path, autosave=True, exclusive=True)
+            ledger.save(path, autosave=True)
             return ledger
         except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
             ledger = accounting.PrivacyLedger.load(path, autosave=True)
@@ -340,7 +341,7 @@ def _columns_exist(df, **flags):
     for flag, col in flags.items():
         if col not in df.columns: raise ValueError(f'--{flag.replace("_", "-")} {col!r} is not a column of DATA')
 
-# %% ../nbs/09_cli.ipynb #a9a30cd9
+# %% ../nbs/09_cli.ipynb #3b390ca3
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with flag names."
     with warnings.catch_warnings(record=True) as caught:
@@ -398,10 +399,11 @@ def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
         ' and --covariate-scale bounds' if scales else '')
     return f'read DATA for {" and ".join(parts)}, and to check {checks}; the plan uses N and the public settings only'
 
-# %% ../nbs/09_cli.ipynb #e07b651c
+# %% ../nbs/09_cli.ipynb #2f0e7c73
 from . import ipw as _ipw
+from .commands import parse_bounds_map, parse_pair
 
-# %% ../nbs/09_cli.ipynb #54c9ab6e
+# %% ../nbs/09_cli.ipynb #8af8b4b5
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -418,6 +420,10 @@ def _ipw_arguments(p):
     p.add_argument('--covariate-scale', metavar='COL=S,...',
                    help='PUBLIC per-column bounds |x| <= S instead of --covariate-bound: every covariate needs its S (COL=1 '
                         'for a 0/1 column), except the dummies --categorical makes, which default to 1')
+    p.add_argument('--covariate-bounds', action='append', metavar='COL=LO:HI,...',
+                   help="each non-0/1 covariate's PUBLIC range, instead of --covariate-bound/--covariate-scale (0/1 "
+                        'columns need none); repeatable')
+    p.add_argument('--outcome-bounds', metavar='LO:HI', help="the outcome's PUBLIC range, instead of --outcome-bound")
     p.add_argument('--variance-share', type=float, metavar='S',
                    help='share of the effect stage spent on the variance behind the interval (default: the library default)')
     p.add_argument('--calibration', default='analytic', choices=['analytic', 'classical'],
@@ -475,8 +481,9 @@ def per_column_scaled(X: pd.DataFrame,  # the covariate design
     return Z, float(np.sqrt(X.shape[1]))
 
 
-_IPW_BOUNDS = (('outcome_bound', '--outcome-bound C (a public bound on |outcome|)'),
-               ('covariate_bound', '--covariate-bound R (a public bound on the L2 norm of a covariate row)'),
+_IPW_BOUNDS = (('outcome_bound', '--outcome-bound C (a public bound on |outcome|) or --outcome-bounds LO:HI'),
+               ('covariate_bound', '--covariate-bound R (a public bound on the L2 norm of a covariate row) or '
+                                   '--covariate-bounds COL=LO:HI,...'),
                ('propensity_bound', '--propensity-bound OMEGA (public propensity bounds [OMEGA, 1 - OMEGA])'))
 
 
@@ -491,15 +498,34 @@ def _assumptions(args) -> dict:
     return dict(treated_share=args.treated_share, outcome_sd=args.outcome_sd, outcome_mean=mean, propensity_sd=args.propensity_sd)
 
 
+def _public_ranges(args) -> dict:
+    "`--covariate-bounds` and `--outcome-bounds` as the estimators' `covariate_bounds` and `outcome_bounds` (absent: not given)."
+    out = {}
+    if getattr(args, 'covariate_bounds', None): out['covariate_bounds'] = parse_bounds_map(','.join(args.covariate_bounds))
+    if getattr(args, 'outcome_bounds', None):
+        pair = parse_pair(args.outcome_bounds, '--outcome-bounds')
+        if not isinstance(pair, tuple): raise ValueError(f'--outcome-bounds takes LO:HI, got {args.outcome_bounds!r}')
+        out['outcome_bounds'] = pair
+    return out
+
+
 def _ipw_settings(args):
+    ranges = _public_ranges(args)
+    if 'covariate_bounds' in ranges and (args.covariate_bound is not None or args.covariate_scale is not None):
+        raise ValueError('--covariate-bounds (each PUBLIC range) and --covariate-bound/--covariate-scale (the paper\'s norm '
+                         'bound) state the same bound two ways: give one')
+    if 'outcome_bounds' in ranges and args.outcome_bound is not None:
+        raise ValueError('--outcome-bounds (the PUBLIC range) and --outcome-bound (the paper\'s bound on |outcome|) state the '
+                         'same bound two ways: give one')
     if args.covariate_scale is not None:
         if args.covariate_bound is not None: raise ValueError('give --covariate-scale or --covariate-bound, not both')
         args.covariate_bound = 1.0  # placeholder: the rows are scaled per column and R = sqrt(d) is set later
-    missing = [flag for name, flag in _IPW_BOUNDS if getattr(args, name) is None]
+    given = {'outcome_bound': 'outcome_bounds', 'covariate_bound': 'covariate_bounds'}  # the ranges stand for the paper's bounds
+    missing = [flag for name, flag in _IPW_BOUNDS if getattr(args, name) is None and given.get(name) not in ranges]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
     s = dict(epsilon=args.epsilon, delta=args.delta, outcome_bound=args.outcome_bound, covariate_bound=args.covariate_bound,
              clip=args.propensity_bound, estimand=args.estimand, estimator=args.estimator, intercept=not args.no_intercept,
-             lam=args.lam, fit_fraction=args.fit_fraction, calibration=args.calibration, bounding=args.bounding)
+             lam=args.lam, fit_fraction=args.fit_fraction, calibration=args.calibration, bounding=args.bounding, **ranges)
     if args.variance_share is not None: s['variance_share'] = args.variance_share
     s['debias'] = {'auto': None, 'on': True, 'off': False}[args.debias]
     if args.hessian_share is not None: s['hessian_share'] = args.hessian_share
@@ -517,7 +543,7 @@ def _ipw_dask(args, settings, ledger):
         ddf, names = _dask_frame(args)
         if args.dry_run:
             plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
-            plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), **_assumptions(args), **plan_kw)
+            plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), covariates=names, **_assumptions(args), **plan_kw)
             return _plan_output(plan, ledger, 'ipw', _DASK_READ)
         out = _released(_ipw.pp_ipw, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
@@ -545,7 +571,7 @@ def _ipw_command(args):
     if args.dry_run:
         plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
         n_fit = int((df[args.split_column].astype(str).str.strip().str.lower() == 'fit').sum()) if args.split_column else None
-        plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, **_assumptions(args), **plan_kw)
+        plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, covariates=names, **_assumptions(args), **plan_kw)
         return _plan_output(plan, ledger, 'ipw', _read(len(df), args.split_column, covariates=True,
                                                        scales=args.covariate_scale is not None))
     frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
@@ -560,9 +586,9 @@ def _ipw_command(args):
     return result, text
 
 # %% ../nbs/09_cli.ipynb #5f6860fb
-from . import wate as _wate
+from . import bayes_wate as _wate
 
-# %% ../nbs/09_cli.ipynb #a022defb
+# %% ../nbs/09_cli.ipynb #3ecd080a
 def _wate_arguments(p):
     _data_options(p)
     _release_options(p)
@@ -576,13 +602,24 @@ def _wate_arguments(p):
     p.add_argument('--sampler', choices=['exact', 'emcee'], help="posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)")
     p.add_argument('--draws', type=int, metavar='L', help='posterior draws L')
     p.add_argument('--sampling-variance', type=float, metavar='V', help="--dry-run: planning value of the estimator's variance")
+    p.add_argument('--covariate-bounds', action='append', metavar='COL=LO:HI,...',
+                   help="each non-0/1 covariate's PUBLIC range, checked and mapped onto [-1, 1] (0/1 columns need none); repeatable")
+    p.add_argument('--clip', action='store_true', help='clip covariates outside their --covariate-bounds (announced) instead of refusing')
 
 
 def _wate_settings(args):
     s = dict(estimand=args.estimand, epsilon=args.epsilon, n_partitions=args.partitions, truncation=args.propensity_bound,
              variance_share=args.variance_share, variance=args.variance)
     if args.delta not in (None, 0): raise ValueError('--delta: WATE is pure epsilon-DP; leave --delta out')
+    if args.clip and not args.covariate_bounds: raise ValueError('--clip clips covariates to their --covariate-bounds; declare them')
     return {k: v for k, v in s.items() if v is not None}
+
+
+def _wate_ranges(args, names) -> tuple:
+    "(release keywords, plan keywords) of `--covariate-bounds` and `--clip`."
+    ranges = _public_ranges(args)
+    if not ranges: return {}, {}
+    return {**ranges, 'clip': args.clip}, {**ranges, 'covariates': names}
 
 
 def _wate_dask(args, settings, ledger):
@@ -591,11 +628,12 @@ def _wate_dask(args, settings, ledger):
     with dask_client(args.dask):
         ddf, names = _dask_frame(args)
         if args.dry_run:
-            plan = _wate.plan_wate(n=_dask_n(args, ddf), d=len(names), sampling_variance=args.sampling_variance, **settings)
+            plan = _wate.plan_wate(n=_dask_n(args, ddf), d=len(names), sampling_variance=args.sampling_variance, **settings,
+                                   **_wate_ranges(args, names)[1])
             return _plan_output(plan, ledger, 'wate', _DASK_READ)
         sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
         res = _released(_wate.wate, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
-                        ledger=ledger, n_rows=args.n_rows, **sampling, **settings)
+                        ledger=ledger, n_rows=args.n_rows, **sampling, **settings, **_wate_ranges(args, names)[0])
         npw = (_wate.nonprivate_wate(ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                                      estimand=args.estimand) if args.non_private else None)
     result, text = _output(res, args, covariates=names)
@@ -614,12 +652,13 @@ def _wate_command(args):
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     X, names = _covariate_design(args, df)
     if args.dry_run:
-        plan = _wate.plan_wate(n=len(df), d=len(names), sampling_variance=args.sampling_variance, **settings)
+        plan = _wate.plan_wate(n=len(df), d=len(names), sampling_variance=args.sampling_variance, **settings,
+                               **_wate_ranges(args, names)[1])
         return _plan_output(plan, ledger, 'wate', _read(len(df), None, covariates=True))
     frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
     sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
     res = _released(_wate.wate, frame, outcome='__y', treatment='__t', covariates=names, rng=_rng(args), ledger=ledger,
-                    n_rows=args.n_rows, **sampling, **settings)
+                    n_rows=args.n_rows, **sampling, **settings, **_wate_ranges(args, names)[0])
     result, text = _output(res, args, covariates=names)
     if args.non_private:
         npw = _wate.nonprivate_wate(frame, outcome='__y', treatment='__t', covariates=names, estimand=args.estimand)
@@ -807,7 +846,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #3c47aedb
+# %% ../nbs/09_cli.ipynb #3f41c81a
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."

@@ -20,7 +20,7 @@ from privcausal import ipw
 from privcausal.ipw import ipw_unit_weights
 from privcausal.mechanisms import NoiseSource, resolve_noise
 from privcausal.propensity import augment_constant, fit_logistic_erm, project_to_unit_ball
-from privcausal.wate import partition_indices, partition_statistics, simulate_wate, stacked_partition_statistics
+from privcausal.bayes_wate import partition_indices, partition_statistics, simulate_wate, stacked_partition_statistics
 
 dd = pytest.importorskip('dask.dataframe')
 distributed = pytest.importorskip('distributed')

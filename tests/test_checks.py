@@ -79,7 +79,7 @@ def test_no_module_imports_a_private_name_of_another(path):
 def test_private_import_scan_can_fail(tmp_path):
     "The scan above finds each form it is meant to find (so a pass means something)."
     src = ('from .propensity import _augment\nfrom privcausal.ipw import _normaliser, pp_ipw\n'
-           'from . import anm as _anm\nimport privcausal.wate as w\nimport privcausal\n'
+           'from . import anm as _anm\nimport privcausal.bayes_wate as w\nimport privcausal\n'
            '_anm._check_options()\nw._check_int(1)\nprivcausal.data._as_array(1)\n'
            'from .data import dummy_code as _dummy_code\nfrom privcausal import __version__\n_anm.check_options()\n')
     p = tmp_path / 'm.py'
@@ -116,7 +116,7 @@ def test_no_module_redefines_a_check_of_checks(path):
     ('propensity', ['check_constant', 'check_lam', 'check_tol', 'check_calibration', 'CALIBRATIONS', 'check_unit_ball',
                     'as_float_matrix', 'row_norms', 'project_to_unit_ball']),
     ('ipw', ['check_propensity_bounds', 'check_choice', 'ESTIMANDS']),
-    ('wate', ['check_estimand', 'check_truncation', 'ESTIMANDS'])])
+    ('bayes_wate', ['check_estimand', 'check_truncation', 'ESTIMANDS'])])
 def test_old_public_names_are_the_checks(module, names):
     "The former homes re-export the very objects (and list them in __all__), so no caller breaks."
     import importlib

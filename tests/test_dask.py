@@ -33,7 +33,7 @@ def test_library_works_without_dask():
     "privcausal.backend (and the estimators) import and run on pandas when Dask cannot be imported."
     code = BLOCK_DASK + """
 import numpy as np, pandas as pd
-import privcausal.backend as b, privcausal.propensity, privcausal.ipw, privcausal.wate
+import privcausal.backend as b, privcausal.propensity, privcausal.ipw, privcausal.bayes_wate
 rng = np.random.default_rng(0)
 df = pd.DataFrame(rng.normal(size=(500, 2)) * 0.15, columns=['a', 'b']).assign(t=rng.integers(0, 2, 500))
 fit = b.fit_logistic_rows(df, covariates=['a', 'b'], treatment='t', lam=0.1)
@@ -131,7 +131,7 @@ import warnings
 from privcausal.ipw import pp_ipw
 from privcausal.mechanisms import NoiseSource, ResearchNoise
 from privcausal.propensity import private_propensity
-from privcausal.wate import nonprivate_wate, simulate_wate, wate, wate_estimands
+from privcausal.bayes_wate import nonprivate_wate, simulate_wate, wate, wate_estimands
 
 try: import dask.dataframe as dd
 except ImportError: dd = None  # the tests below are then skipped by their fixture

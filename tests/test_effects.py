@@ -1,5 +1,8 @@
 """Private G-formula, AIPW, the difference in means and effect(): agreement with statsmodels, coverage of the TRUE
 effect in a reduced Monte Carlo, refusals before any spend, the method choice from public inputs only, Dask equality."""
+import contextlib
+import io
+import json
 import math
 import warnings
 
@@ -147,3 +150,23 @@ def test_dask_equals_pandas():
 def test_plan_inverts():
     p = pc.solve_plan(plan_gformula, 0.5, 'n', epsilon=1.0, delta=1e-6, outcome_bounds=(-15, 15), d=5, outcome_sd=2.2)
     assert p.ci_halfwidth <= 0.5 < plan_gformula(max(p.n - 200, 10), 1.0, 1e-6, (-15, 15), d=5, outcome_sd=2.2).ci_halfwidth
+
+
+def test_plans_are_strict_json_and_dry_runs_print_json(tmp_path):
+    "Every effect plan's to_dict is strict JSON; `--dry-run --json` works for every effect command (found by the review)."
+    from privcausal.cli import run
+    from privcausal.doubly_robust import plan_aipw
+    from privcausal.regression import plan_gformula
+    for plan in (plan_gformula(2000, 1.0, 1e-6, (0, 10), d=3), plan_aipw(2000, 1.0, 1e-6, (0, 10), d=3),
+                 plan_gformula(2000, 1.0, 1e-6, (0, 10), d=0)):
+        json.dumps(plan.to_dict(), allow_nan=False)
+    rng = np.random.default_rng(0)
+    path = tmp_path / 'd.csv'
+    pd.DataFrame({'x': rng.uniform(0, 1, 300), 't': rng.integers(0, 2, 300), 'y': rng.uniform(0, 10, 300)}).to_csv(path, index=False)
+    for cmd in ('effect', 'gformula', 'aipw', 'dim'):
+        argv = [cmd, str(path), '--treatment', 't', '--outcome', 'y', '--outcome-bounds', '0:10', '--epsilon', '1', '--delta', '1e-6',
+                '--dry-run', '--json'] + (['--covariates', 'x', '--covariate-bounds', 'x=0:1'] if cmd != 'dim' else []) + \
+               (['--randomised'] if cmd == 'effect' else [])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out): res = run(argv)
+        assert json.loads(out.getvalue())['planned'] is True and res['planned'] is True

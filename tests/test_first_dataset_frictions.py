@@ -84,9 +84,10 @@ def test_covariate_scale_help_matches_what_it_does_on_plain_01_columns(survey):
     assert code == 0, err
 
 
-def _readme_python():
+def _readme_python(containing='pp_ipw('):
+    "The README's Python example that contains `containing`."
     text = (ROOT / 'README.md').read_text()
-    return re.findall(r'```python\n(.*?)```', text, re.S)[0]
+    return next(b for b in re.findall(r'```python\n(.*?)```', text, re.S) if containing in b)
 
 
 def test_readme_ledger_can_pay_for_a_pp_ipw_release():
@@ -110,3 +111,15 @@ def test_readme_example_runs_and_its_printed_output_is_the_current_format(tmp_pa
     for value, comment in ((ns['effect'], shown[0]), (ns['ipw_effect'], shown[1])):
         pattern = re.sub(r'-?\d+(\.\d+)?(e[+-]?\d+)?', r'NUM', repr(value))
         assert re.sub(r'-?\d+(\.\d+)?(e[+-]?\d+)?', r'NUM', comment) == pattern, (comment, repr(value))
+
+
+def test_readme_effect_example_runs_and_shows_the_current_format():
+    "The README's effect() example runs (real data, secure noise), charges its ledger once, and its shown outputs have the current format."
+    code = _readme_python('pc.effect(')
+    ns = {}
+    with contextlib.redirect_stdout(io.StringIO()): exec(compile(code, 'README.md', 'exec'), ns)
+    assert len(ns['study'].entries) == 1
+    shown = [l.split('# ', 1)[1] for l in code.splitlines() if l.startswith('# ')]
+    num = lambda s: re.sub(r'-?\d+(\.\d+)?(e[+-]?\d+)?', 'NUM', s)
+    assert num(shown[1]) == num(repr(ns['trial'])), (shown[1], repr(ns['trial']))
+    assert num(shown[0].split(' ...')[0]) in num(f"MethodChoice(dim: {ns['trial'].choice})")  # choose_method's repr, as shown

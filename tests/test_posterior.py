@@ -89,7 +89,7 @@ def test_validation():
 
 
 def test_posterior_does_not_import_wate():
-    code = 'import sys, privcausal.posterior; assert "privcausal.wate" not in sys.modules'
+    code = 'import sys, privcausal.posterior; assert "privcausal.bayes_wate" not in sys.modules'
     subprocess.run([sys.executable, '-c', code], check=True)
 
 

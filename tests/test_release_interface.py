@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from privcausal import anm, ipw, wate
+from privcausal import anm, ipw
+from privcausal import bayes_wate as wate
 from privcausal import choice, doubly_robust, regression
 from privcausal.release import KEYS, NoIntervalError, NotPrivate, PrivacyRecord, PrivateRelease, load
 

@@ -14,7 +14,7 @@ from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.data import PrivacyLeakWarning
 from privcausal.mechanisms import ResearchNoise
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
-from privcausal.wate import (ESTIMANDS, VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
+from privcausal.bayes_wate import (ESTIMANDS, VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
                              partition_indices, partition_statistics, partitions_rule, plan_wate,
                              plan_wate_for_halfwidth, release_plan, release_statistics, simulate_imbalanced,
                              simulate_wate, simulation_study, summarise_study, variance_sensitivity, variance_supremum,
@@ -537,7 +537,7 @@ def test_studies_on_designs_record_what_the_interval_covers():
 
 
 def test_dummy_code_alias_needs_public_levels():
-    from privcausal.wate import ADULT_WATE_LEVELS, dummy_code
+    from privcausal.bayes_wate import ADULT_WATE_LEVELS, dummy_code
     df = pd.DataFrame({'race': ['White', 'Black', 'White'], 'sex': ['Male', 'Female', 'Female'], 'age': [30., 40., 50.]})
     with pytest.warns(DeprecationWarning):
         out = dummy_code(df, {k: ADULT_WATE_LEVELS[k] for k in ('race', 'sex')})

@@ -7,7 +7,7 @@ import pytest
 
 from privcausal.cli import main, run
 from privcausal.release import KEYS
-from privcausal.wate import simulate_wate
+from privcausal.bayes_wate import simulate_wate
 
 
 @pytest.fixture(scope='module')

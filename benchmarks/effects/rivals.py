@@ -188,10 +188,10 @@ def pp_ipw(X, t, y, decl, epsilon, delta, estimand, rng):
 
 # ---------------------------------------------------------------- WATE (privcausal, binary outcomes)
 def wate(X, t, y, decl, epsilon, delta, estimand, rng):
-    """privcausal.wate.wate with its defaults (pure epsilon; delta unused) on the covariates mapped onto [-1, 1];
+    """privcausal.bayes_wate.wate with its defaults (pure epsilon; delta unused) on the covariates mapped onto [-1, 1];
     binary outcomes only (None otherwise). planned_sd: sqrt(plan.noise_sd^2 + plan.sampling_variance)."""
     if decl.outcome != 'binary': return None
-    from privcausal.wate import wate as release
+    from privcausal.bayes_wate import wate as release
     Z, out = unit_cube(X, decl)
     r = release(X=Z, outcome=np.asarray(y, int), treatment=np.asarray(t), estimand=estimand, epsilon=epsilon, rng=rng)
     a, b = r.conf_int()
