@@ -26,7 +26,7 @@ __all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 
            'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run',
            'error_document', 'main']
 
-# %% ../nbs/09_cli.ipynb #bedbf242
+# %% ../nbs/09_cli.ipynb #40b073b7
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
 
 
@@ -39,6 +39,15 @@ def command(group: str,  # subcommand, e.g. "data" or "ipw"
         _COMMANDS[(group, action)] = (help, arguments or (lambda p: None), fn)
         return fn
     return deco
+
+
+class _Module:
+    "An estimator's module, imported when its command first uses it: `--help` and the other commands start without it."
+    def __init__(self, name: str,  # e.g. 'privcausal.ipw'
+                ): self._name = name
+    def __getattr__(self, attr):
+        import importlib
+        return getattr(importlib.import_module(self._name), attr)
 
 # %% ../nbs/09_cli.ipynb #11af0ac1
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
@@ -399,8 +408,8 @@ def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
         ' and --covariate-scale bounds' if scales else '')
     return f'read DATA for {" and ".join(parts)}, and to check {checks}; the plan uses N and the public settings only'
 
-# %% ../nbs/09_cli.ipynb #2f0e7c73
-from . import ipw as _ipw
+# %% ../nbs/09_cli.ipynb #07a7dbaa
+_ipw = _Module('privcausal.ipw')
 from .commands import parse_bounds_map, parse_pair
 
 # %% ../nbs/09_cli.ipynb #8af8b4b5
@@ -585,8 +594,8 @@ def _ipw_command(args):
                                     {'estimate': diag.tau_hat})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #5f6860fb
-from . import bayes_wate as _wate
+# %% ../nbs/09_cli.ipynb #ee7ec2f8
+_wate = _Module('privcausal.bayes_wate')
 
 # %% ../nbs/09_cli.ipynb #3ecd080a
 def _wate_arguments(p):
@@ -666,8 +675,8 @@ def _wate_command(args):
                                     {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #f2175c24
-from . import anm as _anm
+# %% ../nbs/09_cli.ipynb #b25fcef1
+_anm = _Module('privcausal.anm')
 
 # %% ../nbs/09_cli.ipynb #2536eb73
 def _anm_arguments(p):
