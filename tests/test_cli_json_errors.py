@@ -97,7 +97,7 @@ def test_warnings_of_a_failed_run_go_inside_the_document(capsys):
         doc = json.loads(err)
         assert out == '' and doc == {'error': '--epsilon must be a finite number > 0, got 0.0', 'flag': '--epsilon',
                                      'warnings': ['--clip-rows: rows beyond the bound are clipped (announced)', 'a library warning']}
-        with pytest.raises(SystemExit): c.main(['failing-test'])                 # text: as before, warnings first
+        with pytest.raises(SystemExit), pytest.warns(UserWarning): c.main(['failing-test'])  # text: as before, warnings first
         out, err = capsys.readouterr()
         assert out == '' and err.splitlines()[0].startswith('privcausal: warning: --clip-rows')
         assert err.strip().splitlines()[-1] == 'privcausal: error: --epsilon must be a finite number > 0, got 0.0'
