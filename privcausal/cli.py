@@ -22,10 +22,11 @@ import privcausal
 from . import accounting, data
 
 # %% auto #0
-__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'build_parser', 'flag_names', 'read_table',
-           'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run', 'main']
+__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'CommandLineError', 'build_parser', 'flag_names',
+           'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run',
+           'error_document', 'main']
 
-# %% ../nbs/09_cli.ipynb #bedbf242
+# %% ../nbs/09_cli.ipynb #40b073b7
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
 
 
@@ -39,7 +40,16 @@ def command(group: str,  # subcommand, e.g. "data" or "ipw"
         return fn
     return deco
 
-# %% ../nbs/09_cli.ipynb #9114ec5f
+
+class _Module:
+    "An estimator's module, imported when its command first uses it: `--help` and the other commands start without it."
+    def __init__(self, name: str,  # e.g. 'privcausal.ipw'
+                ): self._name = name
+    def __getattr__(self, attr):
+        import importlib
+        return getattr(importlib.import_module(self._name), attr)
+
+# %% ../nbs/09_cli.ipynb #11af0ac1
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -48,9 +58,26 @@ def _json_flag(p):
     p.add_argument('--json', action='store_true', default=argparse.SUPPRESS, help='print one JSON document')
 
 
+class CommandLineError(Exception):
+    "A usage error argparse found (unknown flag, missing or invalid value), raised instead of exiting when `--json` asks for a JSON error."
+    def __init__(self,
+                 message: str,  # argparse's message, e.g. 'unrecognized arguments: --foo'
+                 parser: argparse.ArgumentParser,  # the (sub)parser that found it: its `prog` names the command
+                ):
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    "argparse's parser (its subcommands too), whose usage errors `main` reports as one JSON document under `--json`."
+    def error(self, message):
+        if _ACTIVE.get('json'): raise CommandLineError(message, self)
+        super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
+
+
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of the `privcausal` console script."
-    p = argparse.ArgumentParser(prog='privcausal', description='Differentially private causal inference.')
+    p = _Parser(prog='privcausal', description='Differentially private causal inference.')
     p.add_argument('--version', action='version', version=f'privcausal {privcausal.__version__}')
     p.add_argument('--json', action='store_true', help='print one JSON document instead of a report')
     sub = p.add_subparsers(dest='command', metavar='COMMAND')
@@ -62,12 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
             if group not in groups:
                 g = sub.add_parser(group, help=_GROUP_HELP.get(group, ''))
                 groups[group] = g.add_subparsers(dest=f'{group}_command', metavar='ACTION')
+                _json_flag(g)
             leaf = groups[group].add_parser(action, help=help)
         add_arguments(leaf)
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #9b0abde8
+# %% ../nbs/09_cli.ipynb #13b8b3be
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -86,7 +114,7 @@ FLAGS = {  # Python keyword -> command-line flag
 
 FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
                     'wate': {'estimator': 'estimator', 'clip': '--clip'}}  # (wate has one estimator: no --estimator flag)
-_ACTIVE = {'command': None}  # the command being run, for `flag_names`
+_ACTIVE = {'command': None, 'json': False, 'warned': []}  # the command being run, for `flag_names`; under --json (`main`): its warnings
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
@@ -322,7 +350,7 @@ def _columns_exist(df, **flags):
     for flag, col in flags.items():
         if col not in df.columns: raise ValueError(f'--{flag.replace("_", "-")} {col!r} is not a column of DATA')
 
-# %% ../nbs/09_cli.ipynb #c3410ef4
+# %% ../nbs/09_cli.ipynb #3b390ca3
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with flag names."
     with warnings.catch_warnings(record=True) as caught:
@@ -330,8 +358,14 @@ def _released(fn, *a, **kw):
         out = fn(*a, **kw)
     for w in caught:
         if issubclass(w.category, DeprecationWarning): continue
-        print(f'privcausal: warning: {flag_names(str(w.message))}', file=sys.stderr)
+        _warn(flag_names(str(w.message)))
     return out
+
+
+def _warn(text: str) -> None:
+    "Tell the user: 'privcausal: warning: ...' on standard error now, or under `--json` kept for `main` (printed after a success, inside the document of a failure)."
+    if _ACTIVE.get('json'): _ACTIVE['warned'].append(text)
+    else: print(f'privcausal: warning: {text}', file=sys.stderr)
 
 
 def _output(release, args, **inputs):
@@ -342,7 +376,7 @@ def _output(release, args, **inputs):
 
 
 def _not_private(result, text, what, values):
-    print(f'privcausal: warning: --non-private: the "non_private" numbers are NOT PRIVATE; do not publish them', file=sys.stderr)
+    _warn('--non-private: the "non_private" numbers are NOT PRIVATE; do not publish them')
     result['non_private'] = {**values, 'warning': 'NOT PRIVATE', 'what': what}
     return result, text + '\n  NOT PRIVATE (' + what + '): ' + ', '.join(f'{k}={v}' for k, v in values.items())
 
@@ -374,8 +408,8 @@ def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
         ' and --covariate-scale bounds' if scales else '')
     return f'read DATA for {" and ".join(parts)}, and to check {checks}; the plan uses N and the public settings only'
 
-# %% ../nbs/09_cli.ipynb #2f0e7c73
-from . import ipw as _ipw
+# %% ../nbs/09_cli.ipynb #07a7dbaa
+_ipw = _Module('privcausal.ipw')
 from .commands import parse_bounds_map, parse_pair
 
 # %% ../nbs/09_cli.ipynb #8af8b4b5
@@ -560,8 +594,8 @@ def _ipw_command(args):
                                     {'estimate': diag.tau_hat})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #5f6860fb
-from . import bayes_wate as _wate
+# %% ../nbs/09_cli.ipynb #ee7ec2f8
+_wate = _Module('privcausal.bayes_wate')
 
 # %% ../nbs/09_cli.ipynb #3ecd080a
 def _wate_arguments(p):
@@ -641,8 +675,8 @@ def _wate_command(args):
                                     {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #f2175c24
-from . import anm as _anm
+# %% ../nbs/09_cli.ipynb #b25fcef1
+_anm = _Module('privcausal.anm')
 
 # %% ../nbs/09_cli.ipynb #2536eb73
 def _anm_arguments(p):
@@ -821,7 +855,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #ead121ba
+# %% ../nbs/09_cli.ipynb #3f41c81a
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -835,6 +869,9 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     if args.command:
         key = (args.command, getattr(args, f'{args.command}_command', None))
     if key not in _COMMANDS:
+        if _ACTIVE.get('json'):
+            names = sorted({a for g, a in _COMMANDS if g == args.command} if args.command else {g for g, _ in _COMMANDS})
+            raise CommandLineError(f'choose {"an action of " + args.command if args.command else "a command"}: {", ".join(names)}', parser)
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     _ACTIVE['command'] = args.command
@@ -843,16 +880,44 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     return result
 
 
+_FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
+
+
+def error_document(message: str,  # the error message, in the command line's terms
+                   warned=(),  # texts of the warnings the failed run gave (none: no `warnings` key)
+                  ) -> dict:  # {'error': message, 'flag': the first --flag it names, or None[, 'warnings': [...]]}
+    "The one JSON document a failed command prints on standard error under `--json`."
+    m = _FLAG.search(message)
+    return {'error': message, 'flag': m.group(0) if m else None, **({'warnings': list(warned)} if warned else {})}
+
+
+def _fail(message: str, caught) -> None:
+    "Exit 2 with the error on standard error: 'privcausal: error: ...', or under --json one JSON document (with the run's warnings)."
+    if _ACTIVE['json']:
+        warned = _ACTIVE['warned'] + [str(w.message) for w in caught if not issubclass(w.category, DeprecationWarning)]
+        print(json.dumps(error_document(message, warned)), file=sys.stderr)
+    else: print(f'privcausal: error: {message}', file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         ) -> None:
     "Entry point of the `privcausal` console script; returns None so the exit status is 0 on success."
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _ACTIVE['json'], _ACTIVE['warned'] = '--json' in argv, []  # --json anywhere: before or after the command, even where argparse rejects it
+    caught = []  # under --json, the run's warnings: printed after a success as always, inside the document of a failure
     try:
-        run(argv)
+        with (warnings.catch_warnings(record=True) if _ACTIVE['json'] else contextlib.nullcontext([])) as caught:
+            run(argv)
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
-    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
-        print(f'privcausal: error: {flag_names(str(e))}', file=sys.stderr)
-        raise SystemExit(2)
+    except CommandLineError as e: _fail(f'{e.parser.prog}: {e}', caught)  # argparse's own usage error, under --json only
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e: _fail(flag_names(str(e)), caught)
+    else:
+        for text in _ACTIVE['warned']: print(f'privcausal: warning: {text}', file=sys.stderr)
+        for w in caught: warnings.showwarning(w.message, w.category, w.filename, w.lineno, None, w.line)
+    finally:
+        _ACTIVE['json'] = False
 
 # %% ../nbs/09_cli.ipynb #dfd0abda
 #| eval: false
