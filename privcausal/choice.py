@@ -84,7 +84,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #2b1d4ef3
+# %% ../nbs/15_effect.ipynb #faafc4e5
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -96,7 +96,9 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     from privcausal.bayes_wate import wate
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
-    if method == 'ipw': options['clip'] = options.pop('clip', options.pop('propensity_bounds', (0.05, 0.95)))
+    if method == 'ipw':  # effect's vocabulary: clip (values outside their bounds), propensity_bounds; PP-IPW's: clip_rows/clip_outcomes, clip
+        clip_values = bool(options.pop('clip', False))
+        options.update(clip=options.pop('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values, clip_outcomes=clip_values)
     unknown = sorted(set(options) - set(inspect.signature(fn).parameters))
     if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")
     if method == 'ipw': return pp_ipw(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)

@@ -182,6 +182,9 @@ def test_effect_runs_pp_ipw_and_wate_by_name_only(tmp_path):
     ri = effect(df, outcome='y', outcome_bounds=(-10, 10), method='ipw', ledger=led, rng=np.random.default_rng(1), **kw)
     rw = effect(df, outcome='yb', outcome_type='binary', method='wate', ledger=led, rng=np.random.default_rng(1), **kw)
     assert (ri.method, rw.privacy.delta, len(led.entries)) == ('PP-IPW', 0.0, 2)
+    far = df.copy(); far.loc[0, 'a'] = 9.0  # outside its declared range: refused, or clipped with clip=True as for every method
+    with pytest.raises(ValueError): effect(far, outcome='y', outcome_bounds=(-10, 10), method='ipw', **kw)
+    with pytest.warns(UserWarning): effect(far, outcome='y', outcome_bounds=(-10, 10), method='ipw', clip=True, propensity_bounds=(0.1, 0.9), **kw)
     with pytest.raises(TypeError, match='floor'):
         effect(df, outcome='y', outcome_bounds=(-10, 10), method='ipw', floor=0.3, **kw)
     assert choose_method(3000, 1.0, 1e-6, (-10, 10), ['a', 'b'], {'a': (-5, 5), 'b': (-5, 5)}).method in ('gformula', 'aipw')
