@@ -412,7 +412,14 @@ def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
 _ipw = _Module('privcausal.ipw')
 from .commands import parse_bounds_map, parse_pair
 
-# %% ../nbs/09_cli.ipynb #8af8b4b5
+# %% ../nbs/09_cli.ipynb #62e929a3
+def _with_outcome(X, names, df, args):
+    "The covariate design with the treatment and outcome columns under the user's names (errors then name the user's columns)."
+    clash = [c for c in (args.treatment, args.outcome) if c in names]
+    if clash: raise ValueError(f'--covariates: {clash} is the treatment or the outcome')
+    return X.assign(**{args.treatment: df[args.treatment].to_numpy(), args.outcome: df[args.outcome].to_numpy()})
+
+
 def _ipw_arguments(p):
     _data_options(p)
     _release_options(p, delta_required=True)
@@ -583,9 +590,9 @@ def _ipw_command(args):
         plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, covariates=names, **_assumptions(args), **plan_kw)
         return _plan_output(plan, ledger, 'ipw', _read(len(df), args.split_column, covariates=True,
                                                        scales=args.covariate_scale is not None))
-    frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
+    frame = _with_outcome(X, names, df, args)
     split = df[args.split_column] if args.split_column else None
-    rel, diag = _released(_ipw.pp_ipw, frame, outcome='__y', treatment='__t', covariates=names, split=split,
+    rel, diag = _released(_ipw.pp_ipw, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, split=split,
                           clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
                           diagnostics=True, n_rows=args.n_rows, **settings)
     result, text = _output(rel, args, covariates=names)
@@ -597,7 +604,7 @@ def _ipw_command(args):
 # %% ../nbs/09_cli.ipynb #ee7ec2f8
 _wate = _Module('privcausal.bayes_wate')
 
-# %% ../nbs/09_cli.ipynb #3ecd080a
+# %% ../nbs/09_cli.ipynb #29ae9446
 def _wate_arguments(p):
     _data_options(p)
     _release_options(p)
@@ -664,13 +671,13 @@ def _wate_command(args):
         plan = _wate.plan_wate(n=len(df), d=len(names), sampling_variance=args.sampling_variance, **settings,
                                **_wate_ranges(args, names)[1])
         return _plan_output(plan, ledger, 'wate', _read(len(df), None, covariates=True))
-    frame = X.assign(**{'__t': df[args.treatment].to_numpy(), '__y': df[args.outcome].to_numpy()})
+    frame = _with_outcome(X, names, df, args)
     sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
-    res = _released(_wate.wate, frame, outcome='__y', treatment='__t', covariates=names, rng=_rng(args), ledger=ledger,
+    res = _released(_wate.wate, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args), ledger=ledger,
                     n_rows=args.n_rows, **sampling, **settings, **_wate_ranges(args, names)[0])
     result, text = _output(res, args, covariates=names)
     if args.non_private:
-        npw = _wate.nonprivate_wate(frame, outcome='__y', treatment='__t', covariates=names, estimand=args.estimand)
+        npw = _wate.nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names, estimand=args.estimand)
         result, text = _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
                                     {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
     return result, text
