@@ -837,7 +837,7 @@ class WATEResult(PrivateRelease):
         "What the release guarantees (`privacy.guarantee`): pure epsilon-DP, or NOT DP when the partition was re-drawn on the data."
         return self.privacy.guarantee
 
-# %% ../nbs/05_wate.ipynb #80457d70
+# %% ../nbs/05_wate.ipynb #a43c16ff
 def _released(r: WATEResult) -> dict:
     "The two noisy numbers (Laplace); the estimate and interval are computed from them alone."
     return {'tau': r.released_tau, 'variance': r.released_variance}
@@ -858,7 +858,9 @@ def _settings(r: WATEResult) -> dict:
 def _summary(r: WATEResult) -> str:
     "The shared summary (its settings line states the target) with the posterior's priors."
     return '\n'.join([PrivateRelease.summary(r),
-                      f'  posterior   {r.sampler}, L={r.draws}; priors tau~U(-1,1), V~U(0,{r.prior_variance_upper:.4g})'])
+                      f'  posterior   {r.sampler}, L={r.draws}; priors tau~U(-1,1), V~U(0,{r.prior_variance_upper:.4g})',
+                      f'  std error   {r.std_error:.4g} (posterior sd); tail probability at 0: {r.pvalue():.4g} '
+                      f'(two-sided, Bayesian: twice the smaller posterior mass)'])
 
 
 WATEResult.released, WATEResult.settings, WATEResult.summary = _released, _settings, _summary  # methods, as functions to keep cells short

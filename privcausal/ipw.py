@@ -957,7 +957,7 @@ def _stages(plan: IPWPlan) -> tuple:
             Stage(plan.estimand, 'D_n', plan.epsilon_effect, plan.delta_effect, plan.effect_sensitivity,
                   plan.effect_noise_sd, plan.calibration, plan.n))
 
-# %% ../nbs/04_ipw.ipynb #9e079ebc
+# %% ../nbs/04_ipw.ipynb #8459f908
 def _released_vector(plan: IPWPlan, sums: dict) -> np.ndarray:
     "The released Hájek vector (units of the effect-stage sensitivity) back from the sums in outcome units."
     C, g, H = plan.outcome_bound, plan.variance_scale, max_unit_weight(plan.propensity_bounds, plan.estimand)
@@ -1056,7 +1056,7 @@ class IPWRelease(PrivateRelease):
     def summary(self) -> str:
         "The shared report, then the stages (the propensity model on D_m; on D_n the curvature if debiasing, then the effect)."
         lost = [arm for arm, ok in zip(('treated', 'control'), self.identified) if not ok]
-        lines = [super().summary(), f'  std error   {self.std_error:.4g} (noise part {self.noise_sd:.4g})',
+        lines = [super().summary(), f'  std error   {self.std_error:.4g} (noise part {self.noise_sd:.4g}); p-value (no effect) {self.pvalue():.4g}',
                  f'  target      {self.target}', f'  interval    {self.interval_covers}',
                  *([f'  NOT IDENTIFIED: the release cannot tell the {" and ".join(lost)} mean(s) apart within the '
                     f'outcome bounds (95% pivot region [-C_y, C_y]); the estimate is only the value the release '
