@@ -889,7 +889,7 @@ def _pvalue(self) -> float:
 WATEResult.std_error = property(_std_error, doc=_std_error.__doc__)
 WATEResult.pvalue = _pvalue
 
-# %% ../nbs/05_wate.ipynb #8f5e9824
+# %% ../nbs/05_wate.ipynb #8965883d
 def _generator(rng, noise):
     "Randomness for the partition, the fill-in and the posterior: the research generator, or fresh OS entropy."
     if isinstance(rng, np.random.Generator): return rng
@@ -926,6 +926,7 @@ def _declared_covariates(cd, data, plan, clip, treatment, n_rows):
         cols = {c: ((data[c] - float(enc.centre[j])) / float(enc.halfwidth[j])).clip(-1.0, 1.0) for j, c in enumerate(names)}
         return causal_rows(data.assign(**cols), outcome=cd.outcome, treatment=cd.treatment, covariates=list(names), n=n_rows)
     t = treatment if isinstance(treatment, str) and treatment not in names else 'treatment'
+    while t in names: t = '_' + t  # a covariate may be called 'treatment' (the second review's R3)
     check_domain(as_rows(pd.DataFrame(cd.X, columns=list(names)).assign(**{t: cd.treatment})), names, t, None, enc, clip=clip,
                  covariate_clip='clip=True')
     X = enc.z(cd.X)

@@ -1255,10 +1255,12 @@ def _prepare(cd, plan, fit_mask, clip_rows, clip_outcomes):
                          'holds, or ask for clipping (clip_outcomes=True)')
     return _Prepared(augment_constant(Xs, plan.intercept), cd.treatment, u, fit_mask, n_rows, n_y)
 
-# %% ../nbs/04_ipw.ipynb #fc835c3a
+# %% ../nbs/04_ipw.ipynb #33e4d2bf
 def _column_name(preferred, taken, default):
-    "A column name for the domain check's frame: the user's if it is a free string, else `default`."
-    return preferred if isinstance(preferred, str) and preferred not in taken else default
+    "A column name for the domain check's frame: the user's if it is a free string, else `default` (prefixed until free)."
+    name = preferred if isinstance(preferred, str) and preferred not in taken else default
+    while name in taken: name = '_' + name  # a covariate may be called 'treatment' (the second review's R3)
+    return name
 
 
 def _declared_domain(cd, data, plan, clip_rows, clip_outcomes, outcome, treatment, n_rows):

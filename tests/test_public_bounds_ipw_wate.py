@@ -333,3 +333,22 @@ def test_dask_frames_are_mapped_by_the_workers():
             wate(dd.from_pandas(dfb.assign(age=dfb.age + 50), npartitions=3), covariate_bounds=BOUNDS, ledger=ledger,
                  rng=Untouchable(), **kw)
         assert len(ledger.entries) == 0
+
+
+def test_array_mode_covariate_named_like_the_check_columns():
+    "With X arrays, a covariate called 'treatment' or 'outcome' is checked like any other (the second review's R3: an unnamed broadcast error before)."
+    from privcausal.accounting import PrivacyLedger
+    from privcausal.bayes_wate import wate
+    from privcausal.ipw import pp_ipw
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.uniform(-2, 4, 400), rng.uniform(10, 1000, 400)]; X[7, 0] = 31.4
+    t, y = rng.integers(0, 2, 400), rng.uniform(50, 80, 400)
+    for names in (['treatment', 'x2'], ['outcome', 'x2']):
+        bounds = {names[0]: (-2, 4), 'x2': (10, 1000)}
+        for call in (lambda led: pp_ipw(X=X, outcome=y, treatment=t, covariates=names, covariate_bounds=bounds, outcome_bounds=(50, 80),
+                                        clip=0.05, epsilon=1, delta=1e-5, ledger=led, rng=np.random.default_rng(0)),
+                     lambda led: wate(X=X, outcome=(y > 65).astype(int), treatment=t, covariates=names, covariate_bounds=bounds,
+                                      epsilon=1, ledger=led, rng=np.random.default_rng(0), n_partitions=3)):
+            led = PrivacyLedger(10, 1e-3)
+            with pytest.raises(ValueError, match=f"columns \\['{names[0]}'\\] have values outside"): call(led)
+            assert led.spent == (0.0, 0.0)
