@@ -18,11 +18,11 @@ from .backend import Rows, as_rows, causal_rows
 from .checks import check_binary_treatment, check_positive
 
 # %% auto #0
-__all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', 'Encoding', 'encoding_from_bounds', 'DomainCheck',
-           'check_domain', 'moment_sensitivity', 'column_moments', 'standardised', 'EffectColumns', 'effect_columns',
-           'announce_clip', 'prepare_encoding']
+__all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', 'covariate_names', 'named_covariate_bounds',
+           'Encoding', 'encoding_from_bounds', 'DomainCheck', 'check_domain', 'moment_sensitivity', 'column_moments',
+           'standardised', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #877ba7ac
+# %% ../nbs/12a_bounds.ipynb #e646da4e
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -62,6 +62,27 @@ def check_outcome_bounds(outcome_bounds,  # (lo, hi): the outcome's PUBLIC range
     lo, hi = _pair(outcome_bounds, 'outcome_bounds')
     if binary and (lo, hi) != (0.0, 1.0): raise ValueError(f'outcome_bounds must be (0, 1) for a binary outcome, got {outcome_bounds!r}')
     return lo, hi
+
+
+def covariate_names(covariates=None,  # covariate names (a string for one); None: `d` placeholder names
+                    d: int | None = None,  # the number of covariates, when planning without names
+                   ) -> tuple:
+    "The covariates' names as a tuple (x1, x2, ... when a planner is given only their number)."
+    if covariates is None: return tuple(f'x{j + 1}' for j in range(d or 0))
+    return (covariates,) if isinstance(covariates, str) else tuple(covariates)
+
+
+def named_covariate_bounds(covariate_bounds,  # {column: (lo, hi)} (0/1 columns need none) or None
+                           covariates,  # the covariate names, in order
+                           d: int,  # the number of covariates
+                          ) -> tuple:  # (names, one (lo, hi) per covariate); ((), ()) without `covariate_bounds`
+    "Each covariate's PUBLIC range, matched to its column by name (for estimators that also take arrays without names)."
+    if covariate_bounds is None: return (), ()
+    names = None if covariates is None else list(covariate_names(covariates))
+    if names is None or len(names) != d:
+        raise ValueError(f'covariate_bounds: give the names of the {d} covariates (covariates=[...]) so that each range '
+                         'is matched to its column')
+    return tuple(names), check_covariate_bounds(covariate_bounds, names)
 
 # %% ../nbs/12a_bounds.ipynb #3e035d74
 @dataclasses.dataclass(frozen=True)

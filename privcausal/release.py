@@ -16,7 +16,7 @@ import pandas as pd
 
 # %% auto #0
 __all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
-           'SavedRelease', 'load', 'NotPrivate']
+           'SavedRelease', 'load', 'NotPrivate', 'interval_plot']
 
 # %% ../nbs/01b_release.ipynb #29ef5626
 def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
@@ -211,3 +211,24 @@ class NotPrivate:
     def __repr__(self):
         fields = ', '.join(f'{k}={format_number(v)}' for k, v in self.to_dict().items() if k != 'NOT_PRIVATE' and not isinstance(v, (dict, list)))
         return f'{type(self).__name__}[NOT PRIVATE]({fields})'
+
+# %% ../nbs/01b_release.ipynb #dc547676
+def interval_plot(release,  # an effect release: `estimate`, `estimand` and `conf_int(alpha)`
+                  levels,  # interval levels, drawn nested (widest thinnest)
+                  xlabel: str,  # the axis label
+                  xlim=None,  # (lo, hi) limits of the axis, or None
+                  ax=None,  # matplotlib Axes to draw on (default: a new figure)
+                 ):
+    "Draw the estimate with its nested intervals against no effect; returns the Axes."
+    import matplotlib.pyplot as plt
+    ax = ax or plt.subplots(figsize=(6, 1.8))[1]
+    for i, level in enumerate(sorted(levels, reverse=True)):
+        lo, hi = release.conf_int(1 - level)
+        ax.plot([lo, hi], [0, 0], lw=3 + 4 * i, color=plt.cm.Blues(0.35 + 0.25 * i), solid_capstyle='butt',
+                label=f'{level:.0%} interval')
+    ax.plot([release.estimate], [0], 'o', color='k', label=f'{release.estimand} estimate')
+    ax.axvline(0, color='grey', lw=1, ls='--')
+    if xlim is not None: ax.set_xlim(*xlim)
+    ax.set_yticks([]); ax.set_xlabel(xlabel)
+    ax.legend(loc='upper left', fontsize=7, ncol=4, frameon=False, bbox_to_anchor=(0, 1.35))
+    return ax
