@@ -1,6 +1,4 @@
 """The `privcausal` console script as a whole: one vocabulary, --json everywhere, the ledger file, dry runs, public levels."""
-import contextlib
-import io
 import json
 import shutil
 import subprocess
@@ -13,7 +11,7 @@ import pytest
 from scipy.special import expit
 
 from privcausal import mechanisms
-from privcausal.cli import main
+from cli_call import call
 from privcausal.release import KEYS
 
 EXE = shutil.which('privcausal') or str(Path(sys.executable).parent / 'privcausal')
@@ -22,14 +20,6 @@ EXE = shutil.which('privcausal') or str(Path(sys.executable).parent / 'privcausa
 def cli(*args):
     return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=120)
 
-
-def call(*argv):
-    "In-process run: (exit code, stdout, stderr)."
-    out, err, code = io.StringIO(), io.StringIO(), 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try: main(list(argv))
-        except SystemExit as e: code = e.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope='module')

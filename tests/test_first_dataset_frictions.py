@@ -12,17 +12,11 @@ import pytest
 from scipy.special import expit
 
 from privcausal.accounting import PrivacyLedger
-from privcausal.cli import build_parser, main
+from privcausal.cli import build_parser
+from cli_call import call
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def call(*argv):
-    out, err, code = io.StringIO(), io.StringIO(), 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try: main(list(argv))
-        except SystemExit as e: code = e.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope='module')

@@ -1,6 +1,4 @@
 """The ledger file shared by runs: exclusive creation under forced interleavings, corrupted files refused by name, no litter."""
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -15,16 +13,9 @@ from scipy.special import expit
 
 from privcausal import accounting, mechanisms
 from privcausal.accounting import PrivacyCost, PrivacyLedger
-from privcausal.cli import main, open_ledger
+from privcausal.cli import open_ledger
+from cli_call import call
 
-
-def call(*argv):
-    "In-process run: (exit code, stdout, stderr)."
-    out, err, code = io.StringIO(), io.StringIO(), 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try: main(list(argv))
-        except SystemExit as e: code = e.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope='module')
