@@ -116,7 +116,7 @@ def total_mu(stages,  # `GaussianStage`s
     "$\\mu$ of a release made of these stages: $\\sqrt{\\sum_i \\mu_i^2}$."
     return math.sqrt(math.fsum(s.mu ** 2 for s in stages))
 
-# %% ../nbs/01c_method.ipynb #12fa52bb
+# %% ../nbs/01c_method.ipynb #1fdca7be
 def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
                 **values,  # field name -> value
                ):
@@ -205,6 +205,10 @@ class Plan:
 
     def _summary_lines(self) -> list: return []  # a subclass adds its assumptions and settings
 
+    def record(self, noise, public: tuple = ()) -> PrivacyRecord:
+        "The privacy record of a release that executes this plan with `noise` (`privacy_record`)."
+        return privacy_record(self, noise, public)
+
     def settings(self) -> dict: return {}  # the public settings a release prints (a subclass adds its own)
 
     def __repr__(self):
@@ -213,7 +217,7 @@ class Plan:
 
     def _repr_html_(self): return '<pre>' + html.escape(self.summary()) + '</pre>'
 
-# %% ../nbs/01c_method.ipynb #dcf84190
+# %% ../nbs/01c_method.ipynb #2b07f2d3
 @dataclasses.dataclass(frozen=True, eq=False)
 class Sealed:
     "Statistics of a release, CONFIDENTIAL until the charge: the last stage's exact vector and everything held back."
@@ -221,6 +225,7 @@ class Sealed:
     sigma: np.ndarray | float  # noise sd on each coordinate of `vector`
     carry: dict  # what `release` needs: public settings and earlier stages' noisy outputs (held back until the charge)
     diagnostics: Any = None  # NOT PRIVATE numbers for `diagnostics=True` (computed before the charge)
+    mechanism: str = 'gaussian'  # the last noise: 'gaussian' (`sigma` is its sd) or 'laplace' (`sigma` is its scale $b$)
 
     def __repr__(self): return f'Sealed[CONFIDENTIAL]({np.size(self.vector)} values)'
 
@@ -228,10 +233,12 @@ class Sealed:
 def draw_last(sealed: Sealed,  # the statistics
               noise: NoiseSource,  # where the noise comes from
              ) -> np.ndarray:
-    "The last stage's noisy vector: unit Gaussian noise on `vector / sigma`, scaled back (post-processing)."
+    "The last stage's noisy vector: unit Gaussian (or Laplace) noise on `vector / sigma`, scaled back (post-processing)."
     v = np.atleast_1d(np.asarray(sealed.vector, dtype=float))
+    if v.size == 0: return v
     s = np.broadcast_to(np.asarray(sealed.sigma, dtype=float), v.shape)
-    return s * np.atleast_1d(noise.add_gaussian(v / s, 1.0))
+    add = {'gaussian': noise.add_gaussian, 'laplace': noise.add_laplace}[sealed.mechanism]
+    return s * np.atleast_1d(add(v / s, 1.0))
 
 
 def privacy_record(plan: Plan,  # the executed plan
@@ -244,7 +251,7 @@ def privacy_record(plan: Plan,  # the executed plan
                          (('n', plan.n),) + tuple(public))
 
 
-def run_release(plan: Plan,  # the public plan (its cost is what the ledger is charged)
+def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a `PrivacyCost`) and `record(noise, public)`
                 data,  # whatever `statistics` reads (a frame, `Rows`)
                 *,
                 statistics: Callable,  # `statistics(plan, data, noise) -> Sealed`; may refuse (declared domain) or fail
@@ -255,16 +262,19 @@ def run_release(plan: Plan,  # the public plan (its cost is what the ledger is c
                 diagnostics: bool = False,  # also return the NOT PRIVATE diagnostics `statistics` put in `Sealed`
                ):
     "Run a release in the order check → statistics → refuse → charge → noise → post-process (the only implementation)."
-    if not isinstance(plan, Plan): raise TypeError(f'plan must be a Plan, got {type(plan).__name__}')
+    if not callable(getattr(plan, 'record', None)): raise TypeError(f'plan must be a Plan (or have cost and record), got {type(plan).__name__}')
+    cost = plan.cost
+    if not isinstance(cost, PrivacyCost): raise TypeError(f'plan.cost must be a PrivacyCost, got {type(cost).__name__}')
     if ledger is not None and not isinstance(ledger, PrivacyLedger):
         raise TypeError(f'ledger must be a PrivacyLedger or None, got {type(ledger).__name__}')
     noise = resolve_noise(rng)
-    cost = plan.cost
     if ledger is not None: ledger.check(cost)  # an unaffordable release is refused before the rows are read
     sealed = statistics(plan, data, noise)
     if not isinstance(sealed, Sealed): raise TypeError('statistics must return a Sealed')
+    if sealed.mechanism not in ('gaussian', 'laplace'): raise ValueError(f'Sealed.mechanism: unknown {sealed.mechanism!r}')
+    record = plan.record(noise, public)
     charge(ledger, cost)
-    result = release(plan, sealed.carry, draw_last(sealed, noise), privacy_record(plan, noise, public))
+    result = release(plan, sealed.carry, draw_last(sealed, noise), record)
     return (result, sealed.diagnostics) if diagnostics else result
 
 # %% ../nbs/01c_method.ipynb #2d58171c
