@@ -23,7 +23,7 @@ from .method import EffectRelease
 # %% auto #0
 __all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'choose_method', 'effect']
 
-# %% ../nbs/15_effect.ipynb #c23ee3af
+# %% ../nbs/15_effect.ipynb #e08e00fa
 METHODS = ('gformula', 'aipw', 'dim', 'ipw', 'wate')  # the methods `effect` can run (`auto` chooses among the first three, `dim` only for a trial)
 ASSUMPTIONS = ('treated_share', 'outcome_sd', 'r2', 'imbalance')  # planning assumptions shared by every candidate
 
@@ -38,7 +38,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-
+# %% ../nbs/15_effect.ipynb #8a3cd748
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -60,7 +60,7 @@ def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate
         plans['aipw'] = plan_aipw(**common, covariates=covariates, covariate_bounds=covariate_bounds, **_options(AIPWPlan, options))
     return plans
 
-
+# %% ../nbs/15_effect.ipynb #c733b344
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -84,7 +84,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #faafc4e5
+# %% ../nbs/15_effect.ipynb #0d1f5056
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -105,7 +105,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if outcome_type != 'binary': raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")
     return wate(data, **common, **options)
 
-
+# %% ../nbs/15_effect.ipynb #4fa6a6f3
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
