@@ -22,7 +22,7 @@ __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', '
            'Encoding', 'encoding_from_bounds', 'DomainCheck', 'check_domain', 'moment_sensitivity', 'column_moments',
            'standardised', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #e646da4e
+# %% ../nbs/12a_bounds.ipynb #839e7341
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -63,7 +63,7 @@ def check_outcome_bounds(outcome_bounds,  # (lo, hi): the outcome's PUBLIC range
     if binary and (lo, hi) != (0.0, 1.0): raise ValueError(f'outcome_bounds must be (0, 1) for a binary outcome, got {outcome_bounds!r}')
     return lo, hi
 
-
+# %% ../nbs/12a_bounds.ipynb #174d71ff
 def covariate_names(covariates=None,  # covariate names (a string for one); None: `d` placeholder names
                     d: int | None = None,  # the number of covariates, when planning without names
                    ) -> tuple:
@@ -118,7 +118,7 @@ def encoding_from_bounds(covariates,  # covariate names
     return Encoding(tuple(covariates), (b[:, 0] + b[:, 1]) / 2, (b[:, 1] - b[:, 0]) / 2, (lo + hi) / 2, (hi - lo) / 2,
                     tuple(map(tuple, b)), tuple(outcome_bounds))
 
-# %% ../nbs/12a_bounds.ipynb #6f9f706f
+# %% ../nbs/12a_bounds.ipynb #223b0917
 def _domain_chunk(chunk, index, covariates, treatment, outcome, lo, hi, ylo, yhi):
     "One chunk's violations: non-finite per column, outside the bounds per covariate, outcome outside, treatment not 0/1."
     X = chunk[list(covariates)].to_numpy(dtype=float)
@@ -131,7 +131,7 @@ def _domain_chunk(chunk, index, covariates, treatment, outcome, lo, hi, ylo, yhi
     t_bad = int((~np.isin(t, (0, 1, True, False))).sum()) if t.dtype.kind != 'b' else 0
     return nonfinite.astype(np.int64), outside.astype(np.int64), np.array([y_out, t_bad], dtype=np.int64)
 
-
+# %% ../nbs/12a_bounds.ipynb #4b97a0fe
 @dataclasses.dataclass(frozen=True)
 class DomainCheck:
     "NOT PRIVATE: how many values fell outside the declared domain (0 everywhere unless clipping was allowed)."
@@ -176,7 +176,7 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                              f'Widen them, or pass {outcome_clip} to clip to them (announced)')
     return DomainCheck(rows.n, {c: int(k) for c, k in zip(covariates, outside)}, int(y_out))
 
-# %% ../nbs/12a_bounds.ipynb #ce458525
+# %% ../nbs/12a_bounds.ipynb #eadc1e2c
 STANDARDISE_SD = 3.0  # $K$: a standardised column is winsorised at its mean plus or minus K standard deviations
 
 
@@ -185,7 +185,7 @@ def moment_sensitivity(k: int,  # columns
     "Replace one row with every $|z_{ij}| \\le 1$: each column's pair moves by at most (2, 0) in length, so $2\\sqrt k$ (attained)."
     return 2.0 * math.sqrt(k)
 
-
+# %% ../nbs/12a_bounds.ipynb #9b681d5a
 def _moment_chunk(chunk, index, covariates, outcome, encoding, with_outcome):
     Z = encoding.z(chunk[list(covariates)].to_numpy(dtype=float))
     if with_outcome: Z = np.c_[Z, encoding.u(chunk[outcome].to_numpy(dtype=float))]
@@ -204,7 +204,7 @@ def column_moments(rows: Rows,  # the rows
                                                encoding=encoding, with_outcome=with_outcome), cols)
     return np.r_[s1, s2]
 
-
+# %% ../nbs/12a_bounds.ipynb #4d4a4960
 def standardised(encoding: Encoding,  # the map from the bounds
                  noisy_moments: np.ndarray,  # released $(\sum z_j)_j, (\sum z_j^2)_j$ (outcome last if `with_outcome`)
                  n: int,  # rows (public)
@@ -232,7 +232,7 @@ def standardised(encoding: Encoding,  # the map from the bounds
     if with_outcome: yc, yh = yc + yh * float(c[-1]), yh * float(h[-1])
     return dataclasses.replace(encoding, centre=centre, halfwidth=half, outcome_centre=yc, outcome_halfwidth=yh)
 
-# %% ../nbs/12a_bounds.ipynb #961006e1
+# %% ../nbs/12a_bounds.ipynb #6905b9b6
 @dataclasses.dataclass(frozen=True)
 class EffectColumns:
     "The rows of an effect estimator's input and its column names (public)."
@@ -259,7 +259,7 @@ def effect_columns(data,  # a pandas or Dask DataFrame
     if outcome == treatment: raise ValueError(f'outcome and treatment are the same column {outcome!r}')
     return EffectColumns(as_rows(data, columns=[treatment, outcome], n=n), (), treatment, outcome)
 
-
+# %% ../nbs/12a_bounds.ipynb #921b0506
 def announce_clip(clip: bool,  # the user asked to clip
                   stacklevel: int = 3,  # where the warning points
                   argument: str = 'clip=True',  # how the user asked (an estimator's own clipping option)
@@ -269,7 +269,7 @@ def announce_clip(clip: bool,  # the user asked to clip
         warnings.warn(f'{argument}: values outside their declared bounds are clipped to them (how many is not shown: '
                       'it comes from the data)', stacklevel=stacklevel)
 
-
+# %% ../nbs/12a_bounds.ipynb #c9f0e9e7
 def prepare_encoding(cols: EffectColumns,  # the columns
                      covariate_bounds: tuple,  # one (lo, hi) per covariate
                      outcome_bounds: tuple,  # (lo, hi)

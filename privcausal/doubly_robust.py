@@ -188,7 +188,7 @@ def plan_aipw(n: int,  # rows (public)
     return AIPWPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                     covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/14_aipw.ipynb #4620664a
+# %% ../nbs/14_aipw.ipynb #c75f52f3
 def aipw_statistics(plan: AIPWPlan,  # the public plan
                     cols: EffectColumns,  # the rows and column names
                     noise,  # the release's noise source (earlier stages' noise is drawn here and held back)
@@ -222,7 +222,7 @@ def aipw_statistics(plan: AIPWPlan,  # the public plan
     carry = {'encoding': enc, 'moments': moments, 'models': models, 'weights': w, 'released': released, 'p': st.p}
     return Sealed(np.r_[S, Q], sig, carry, diag)
 
-
+# %% ../nbs/14_aipw.ipynb #142ece3e
 def _nonprivate(plan, st, S, enc):
     "NOT PRIVATE: the estimate from the exact score sums (with the private models)."
     ng = {'ATE': st.G[:, 0, 0].sum(), 'ATT': st.G[1, 0, 0], 'ATC': st.G[0, 0, 0]}[plan.estimand]
@@ -232,7 +232,7 @@ def _nonprivate(plan, st, S, enc):
 INTERVAL_COVERS = ('the true population effect when the outcome models or the propensity model are right: the released '
                    'score variance (sampling) and the exact noise of the released score sums')
 
-
+# %% ../nbs/14_aipw.ipynb #494ea3a5
 def aipw_release(plan: AIPWPlan,  # the public plan
                  carry: dict,  # what `aipw_statistics` held back: the map, the released models
                  noisy: np.ndarray,  # the released score sums and sums of squares
@@ -264,7 +264,7 @@ def aipw_release(plan: AIPWPlan,  # the public plan
         se, noise_sd, samp = (float(h * np.sqrt(v)) for v in (var + noise_var, noise_var, var))
     return EffectRelease(float(h * est), se, noise_sd, samp, plan.effect_range, plan, privacy, values, INTERVAL_COVERS)
 
-
+# %% ../nbs/14_aipw.ipynb #2019ca12
 @dataclasses.dataclass(frozen=True, repr=False)  # NotPrivate's repr marks it NOT PRIVATE
 class AIPWDiagnostics(NotPrivate):
     "NOT PRIVATE: the estimate from the exact score sums, values clipped, arm sizes."

@@ -58,7 +58,7 @@ def sym_matrix(v: np.ndarray,  # vectors in `sym_vector` layout (last axis)
     S[..., i, j] = S[..., j, i] = v[..., p:] / math.sqrt(2)
     return S
 
-# %% ../nbs/12b_outcome.ipynb #018fd3dd
+# %% ../nbs/12b_outcome.ipynb #018f5c02
 @dataclasses.dataclass(frozen=True, eq=False)
 class ArmStatistics:
     "Per-arm $G_a$, $b_a$, $q_a$ (index 0: control, 1: treated); exact (CONFIDENTIAL) or noisy (released)."
@@ -89,7 +89,7 @@ class ArmStatistics:
 
     def __repr__(self): return f'ArmStatistics(p={self.p})'
 
-
+# %% ../nbs/12b_outcome.ipynb #f6eabb49
 def _arm_chunk(chunk, index, covariates, treatment, outcome, encoding):
     Z = np.c_[np.ones(len(chunk)), encoding.z(chunk[list(covariates)].to_numpy(dtype=float))]
     u = encoding.u(chunk[outcome].to_numpy(dtype=float))
@@ -113,7 +113,7 @@ def arm_statistics(rows: Rows,  # the rows (`privcausal.backend.as_rows`)
                               list(covariates) + [treatment, outcome])
     return ArmStatistics(np.asarray(G, dtype=float), np.asarray(b, dtype=float), np.asarray(q, dtype=float))
 
-# %% ../nbs/12b_outcome.ipynb #5dd9edeb
+# %% ../nbs/12b_outcome.ipynb #4be3f12e
 DEFAULT_FLOOR = 0.6  # $c$: eigenvalues of the released centred Gram are floored at c times the noise's spectral size (chosen on benchmarks/effects)
 
 
@@ -124,7 +124,7 @@ def eigen_floor(sigma_gram: float,  # $\sigma_G$, the noise sd on each entry of 
     "The eigenvalue floor of a released centred Gram matrix."
     return floor * sigma_gram * (math.sqrt(2 * d) + 3)
 
-
+# %% ../nbs/12b_outcome.ipynb #43a24c5a
 @dataclasses.dataclass(frozen=True, eq=False)
 class ArmModels:
     "Per-arm linear models from released statistics (batched over leading axes; index 0 control, 1 treated)."
@@ -161,7 +161,7 @@ class ArmModels:
         mu = self.u_mean + np.einsum('ad,nd->na', self.slopes, Z) - np.einsum('ad,ad->a', self.slopes, self.mean)
         return np.clip(mu, -1.0, 1.0)
 
-
+# %% ../nbs/12b_outcome.ipynb #26b35fdc
 def arm_models(stats: ArmStatistics,  # released (noisy) statistics, possibly with a leading batch axis
                nu: float,  # the eigenvalue floor $\nu$
               ) -> ArmModels:
@@ -236,7 +236,7 @@ def simulate_noise(released: ArmStatistics,  # the released statistics
     ok = np.all(m.min_eig >= 0, axis=-1) & (m.n.min(-1) > 1)
     return (est[ok] if ok.sum() >= 20 else est), float(ok.mean())
 
-# %% ../nbs/12b_outcome.ipynb #e23cff7b
+# %% ../nbs/12b_outcome.ipynb #226db73f
 def gradient_sensitivity(d: int,  # covariates
                         ) -> float:
     "$L_2$ sensitivity of a logistic gradient sum $\\sum \\tilde z (t - \\sigma)$: $2\\sqrt{1+d}$."
@@ -248,7 +248,7 @@ def curvature_sensitivity(d: int,  # covariates
     "$L_2$ sensitivity of a logistic curvature sum $\\sum \\sigma(1-\\sigma)\\tilde z\\tilde z^\\top$ (Frobenius): $\\sqrt2(1+d)/4$."
     return math.sqrt(2.0) * (1 + d) / 4
 
-
+# %% ../nbs/12b_outcome.ipynb #a8984ed9
 def _newton_chunk(chunk, index, covariates, treatment, encoding, w):
     Z = np.c_[np.ones(len(chunk)), encoding.z(chunk[list(covariates)].to_numpy(dtype=float))]
     t = chunk[treatment].to_numpy().astype(float)
@@ -267,7 +267,7 @@ def logistic_step_statistics(rows: Rows,  # the rows
                                              encoding=encoding, w=np.asarray(w, dtype=float)),
                            list(covariates) + [treatment])
 
-
+# %% ../nbs/12b_outcome.ipynb #aa9e6985
 def newton_update(w: np.ndarray,  # the current (released) weights
                   gradient: np.ndarray,  # released $\hat g_k$
                   curvature: np.ndarray,  # released $\hat H_k$ (symmetric)

@@ -118,7 +118,7 @@ class GFormulaPlan(Plan):
         lo, hi = self.outcome_bounds
         return self.outcome_sd if self.outcome_sd is not None else (hi - lo) / 6
 
-# %% ../nbs/13_gformula.ipynb #aa8967ab
+# %% ../nbs/13_gformula.ipynb #bfaf75f6
 PLAN_DRAWS, PLAN_SEED = 200, 20251127  # the planner's simulated releases and their fixed seed (a function of public inputs)
 
 
@@ -143,7 +143,7 @@ def population_statistics(p: GFormulaPlan,  # the plan (its assumptions)
         G[a], b[a], q[a] = na[a] * G[a], na[a] * b[a], na[a] * q[a]
     return ArmStatistics(G, b, q), h_y
 
-
+# %% ../nbs/13_gformula.ipynb #40db1b36
 def _predict(p: GFormulaPlan) -> dict:
     "Planned noise sd, sampling sd and bias bound (outcome units): the release simulated on the assumed population."
     pop, h_y = population_statistics(p)
@@ -159,7 +159,7 @@ def _predict(p: GFormulaPlan) -> dict:
         bias = abs(float(np.mean(est) - np.mean(low)))
     return dict(noise_sd=h_y * float(np.std(est)), sampling_sd=h_y * math.sqrt(float(var)), bias_bound=h_y * bias)
 
-
+# %% ../nbs/13_gformula.ipynb #27d28f1e
 def plan_gformula(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -174,7 +174,7 @@ def plan_gformula(n: int,  # rows (public)
     return GFormulaPlan(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, covariates=covariates,
                         covariate_bounds=check_covariate_bounds(covariate_bounds, covariates), **options)
 
-# %% ../nbs/13_gformula.ipynb #caa80657
+# %% ../nbs/13_gformula.ipynb #04b49b5a
 def gformula_statistics(plan: GFormulaPlan,  # the public plan
                         cols: EffectColumns,  # the rows and column names
                         noise,  # the release's noise source (the moments' noise is drawn here and held back)
@@ -191,7 +191,7 @@ def gformula_statistics(plan: GFormulaPlan,  # the public plan
     return Sealed(np.concatenate([v['gram'], v['cross'], v['squares']]), sig,
                   {'encoding': enc, 'moments': moments, 'p': st.p}, diag)
 
-
+# %% ../nbs/13_gformula.ipynb #75b022a0
 INTERVAL_COVERS = ('the true population effect, when each arm\'s outcome is linear in the covariates as given: sampling '
                    '(constant residual variance per arm) and the simulated noise of the released statistics, bias-corrected, '
                    'widened on both sides by a bound on the floor\'s shrinkage bias')
