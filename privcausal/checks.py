@@ -18,7 +18,7 @@ __all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'chec
            'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
            'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'check_finite',
            'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
-           'project_to_unit_ball', 'check_unit_ball']
+           'project_to_unit_ball', 'check_unit_ball', 'patch']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -430,3 +430,19 @@ def check_unit_ball(X,  # n x d covariates, already divided by a public bound
                          'first (privcausal.data.scale_to_unit_ball), or ask for clipping (clip=True) to project rows onto '
                          'the unit sphere. (No count or norm is shown: numbers read off the data would leak them.)')
     return X
+
+# %% ../nbs/00a_checks.ipynb #8e1c1ea0
+def patch(f=None,  # the function to attach; its first parameter is `self: SomeClass`
+          *,
+          as_prop: bool = False,  # attach it as a read-only property
+          cls_method: bool = False,  # attach it as a class method (its first parameter is `cls: SomeClass`)
+         ):
+    "Attach `f` to the class named by its `self` annotation (a method, or a property with `as_prop=True`)."
+    if f is None: return lambda g: patch(g, as_prop=as_prop, cls_method=cls_method)
+    first = f.__code__.co_varnames[0] if f.__code__.co_argcount else None
+    ann = f.__annotations__.get(first) if first else None
+    if ann is None: raise TypeError(f'patch: {f.__name__} needs an annotated first parameter (self: SomeClass)')
+    cls = eval(ann, f.__globals__) if isinstance(ann, str) else ann
+    f.__qualname__ = f'{cls.__name__}.{f.__name__}'
+    setattr(cls, f.__name__, property(f) if as_prop else classmethod(f) if cls_method else f)
+    return f
