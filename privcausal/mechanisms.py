@@ -22,13 +22,10 @@ from scipy.special import log_ndtr, ndtr
 __all__ = ['NoiseSource', 'SecureNoise', 'check_noise_scale', 'ResearchNoise', 'resolve_noise', 'laplace_scale', 'gaussian_delta',
            'gaussian_sigma_classical', 'gaussian_sigma_analytic', 'Release', 'laplace_mechanism', 'gaussian_mechanism',
            'PrivacyLeakWarning', 'ptr_min_threshold', 'PTRResult', 'propose_test_release', 'clopper_pearson',
-           'AuditResult', 'audit', 'check_epsilon', 'check_delta', 'check_sensitivity', 'check_value']
+           'AuditResult', 'audit']
 
 # %% ../nbs/00_mechanisms.ipynb #c806b7d9
 from .checks import check_delta, check_epsilon, check_sensitivity, check_value
-
-# %% ../nbs/00_mechanisms.ipynb #cff50501
-_all_ = ['check_epsilon', 'check_delta', 'check_sensitivity', 'check_value']  # defined in privcausal.checks
 
 # %% ../nbs/00_mechanisms.ipynb #5fb85e88
 class NoiseSource:
