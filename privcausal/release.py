@@ -16,7 +16,7 @@ import pandas as pd
 
 # %% auto #0
 __all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
-           'SavedRelease', 'load', 'NotPrivate', 'interval_plot']
+           'SavedRelease', 'wald_pvalue', 'load', 'NotPrivate', 'interval_plot']
 
 # %% ../nbs/01b_release.ipynb #29ef5626
 def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
@@ -170,7 +170,7 @@ class PrivateRelease:
         return (f'<p><b>{html.escape(self.headline())}</b><br><small>{html.escape(self.privacy.guarantee)}</small></p>'
                 f'<details><summary>settings, public bounds and released numbers</summary><table>{rows}</table></details>')
 
-# %% ../nbs/01b_release.ipynb #119e7e44
+# %% ../nbs/01b_release.ipynb #65fecfa8
 class SavedRelease(PrivateRelease):
     "A release read back from its JSON: the same interface on the stored numbers."
     def __init__(self, d: dict):  # the dict `PrivateRelease.to_dict` wrote
@@ -192,6 +192,35 @@ class SavedRelease(PrivateRelease):
         return tuple(stored[key])
 
     def to_dict(self) -> dict: return json.loads(json.dumps(self._d))
+
+    def pvalue(self) -> float:
+        "Two-sided p-value of no effect from the saved estimate and standard error alone (post-processing): the number the release's own `pvalue()` gave."
+        kind, r = self._d['type'], self._d['released']
+        if self.estimate is None: raise ValueError(f'{kind} has no estimate, so no p-value')
+        if kind not in _WALD_PVALUE or not _WALD_PVALUE[kind](self._d) or 'std_error' not in r:
+            raise ValueError(f"{kind}'s p-value is not computed from its estimate and standard error alone "
+                             '(PP-IPW Hájek: the Fieller profile of the sums; WATE: a posterior tail probability)')
+        se = math.inf if r['std_error'] is None else float(r['std_error'])  # None: a non-finite standard error
+        if not se > 0: return float(self.estimate == 0)
+        bias = float(r.get('bias_bound', r.get('floor_bias_bound')) or 0.0)
+        dof = math.inf if r.get('dof') is None else float(r['dof'])
+        return wald_pvalue(max(abs(self.estimate) - bias, 0.0) / se, dof)
+
+
+# The release types whose `pvalue()` is `wald_pvalue` of the estimate (less a bias bound) over the standard error,
+# each with the test of its saved dict: `SavedRelease.pvalue` recomputes only these.
+_WALD_PVALUE = {'EffectRelease': lambda d: True,
+               'IPWRelease': lambda d: (d.get('settings') or {}).get('estimator') == 'ht'}
+
+
+def wald_pvalue(z: float,  # $|\hat\tau| / \widehat{\mathrm{se}}$ (after any bias bound), $\ge 0$
+                dof: float = math.inf,  # degrees of freedom (inf: the normal)
+               ) -> float:
+    "$2\\bar F(z)$: the two-sided tail of the normal, or of Student's $t$ with `dof` degrees of freedom."
+    if not z > 0: return 1.0
+    if math.isinf(z): return 0.0
+    from scipy import stats  # imported where used: the command line starts without scipy.stats
+    return float(2 * (stats.norm.sf(z) if math.isinf(dof) else stats.t.sf(z, dof)))
 
 
 def load(path,  # a file written by `PrivateRelease.save`

@@ -147,7 +147,7 @@ def markov_error_bound(mean_abs_deviation: float,  # $\mathbb E|\hat\tau_n - \ha
     "Corrected Corollary 7 (Markov): $P(|\\hat\\tau_n-\\hat\\tau|\\ge\\Delta) \\le \\mathbb E|\\hat\\tau_n-\\hat\\tau|/\\Delta$."
     return mean_abs_deviation / Delta
 
-# %% ../nbs/08_proofs_ipw.ipynb #5b5b2d83
+# %% ../nbs/08_proofs_ipw.ipynb #32a7a009
 def replicate_pp_ipw(X_fit,  # covariates of the fitting part $\mathcal D_m$
                      t_fit,  # treatments of the fitting part $\mathcal D_m$
                      X_est,  # covariates of the estimation part $\mathcal D_n$
@@ -174,7 +174,8 @@ def replicate_pp_ipw(X_fit,  # covariates of the fitting part $\mathcal D_m$
     if true_propensity is not None: out['tau_true_pi'] = ipw_estimate(y_est, t_est, true_propensity)
     P = expit((fit.weights + Z) @ np.asarray(X_est).T)
     tb = np.asarray(t_est).astype(bool)
-    s_e = 2 * np.max(np.where(tb, np.abs(y_est) / (n * P), np.abs(y_est) / (n * (1 - P))), axis=1)
+    with np.errstate(divide='ignore'):  # a noisy propensity of exactly 0 or 1: an unbounded sensitivity (1e20 below)
+        s_e = 2 * np.max(np.where(tb, np.abs(y_est) / (n * P), np.abs(y_est) / (n * (1 - P))), axis=1)
     s_e = np.where(np.isfinite(s_e), s_e, 1e20)
     out['authors_noise_sd'] = np.sqrt(np.sqrt(2 * math.log(1.25 / delta) + 1e-10) * s_e / eps)
     if bounds is not None:

@@ -81,3 +81,24 @@ def test_no_module_imports_a_private_name_of_another():
                     and node.attr.startswith('_') and not node.attr.startswith('__') and path.name == 'cli.py':
                 bad.append(f'{path.name}: {node.value.id}.{node.attr}')
     assert not bad, bad
+
+
+def test_saved_release_pvalue(frame, tmp_path):
+    "A saved effect release gives the p-value the release gave, from its saved numbers; the others say why not."
+    rng = lambda: np.random.default_rng(3)
+    ht = ipw.pp_ipw(frame, outcome='y', treatment='t', covariates=['a', 'b', 'c'], epsilon=1.0, delta=1e-6, outcome_bound=1,
+                    covariate_bound=2, clip=0.1, estimator='ht', rng=rng())
+    checked, biased = [], False
+    for rel in [r for r, _ in _releases(frame)] + [ht]:
+        d = rel.to_dict()
+        kind = f"{d['type']} {d['method']} {d['settings'].get('estimator', '')}".strip()
+        saved = load(rel.save(tmp_path / 'r.json'))
+        if d['type'] == 'EffectRelease' or kind.endswith(' ht'):
+            assert np.isclose(saved.pvalue(), rel.pvalue(), rtol=1e-12, atol=1e-15), (kind, saved.pvalue(), rel.pvalue())
+            biased |= bool(getattr(rel, 'bias_bound', 0))
+            checked.append(kind)
+        elif d['estimate'] is None:
+            with pytest.raises(ValueError, match='has no estimate'): saved.pvalue()
+        else:
+            with pytest.raises(ValueError, match='not computed from its estimate and standard error alone'): saved.pvalue()
+    assert len(checked) == 5 and biased, checked        # G-formula (with its bias bound), AIPW, effect, dim, PP-IPW (HT)

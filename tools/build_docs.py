@@ -21,9 +21,14 @@ also what Quarto's `nbdev_docs` reads where Quarto exists. The route:
 Errors (exit 1): a page listed in the config but missing, a notebook in nbs/ not listed, two notebooks with
 the same output page, a page without a title, a show_doc signature that gives no parameter table, any Sphinx
 warning, any broken internal reference. Code blocks get a copy button (sphinx-copybutton) and wrap rather than
-scroll sideways (see CSS).
+scroll sideways; printed outputs keep their alignment and scroll inside their own block (see CSS).
+
+Every show_doc entry and every module is also a Python object of Sphinx's py domain (`add_api_index`): the site has
+an index of names (`genindex.html`), a module index (`py-modindex.html`), both in the sidebar, and an `objects.inv`
+that other Sphinx projects can link to with intersphinx (`privcausal.ipw.pp_ipw`, `privcausal.accounting.PrivacyLedger`).
+An object show_doc cannot be found for (no module, or the module has no such name) is an error.
 """
-import argparse, ast, contextlib, dataclasses, fcntl, importlib, inspect, io, json, os, posixpath, re, shutil, subprocess, sys
+import argparse, ast, contextlib, dataclasses, fcntl, functools, importlib, inspect, io, json, os, posixpath, re, shutil, subprocess, sys
 import time, tokenize, uuid
 from pathlib import Path
 
@@ -443,6 +448,130 @@ def output_name(proc_nb, page):
     return posixpath.join(posixpath.dirname(page), posixpath.splitext(name)[0])
 
 
+# ------------------------------------------------------------------------------- the API index (py domain)
+# A show_doc entry as clean_nb leaves it: its heading (the object's qualified name), then nbdev's source link or
+# directly its signature block.
+_API_ENTRY = re.compile(r'^(#{2,6}) ([A-Za-z_][\w.]*)[ \t]*\n\n'
+                        r'(?:\{\.nbdev-source\}\n\[source\]\(([^)\s]+)\)'
+                        r'|(?=```python\n(?:async def|def|class) ))', re.M)
+_DEFAULT_EXP = re.compile(r'^\s*#\s*\|\s*default_exp\s+([\w.]+)', re.M)
+
+
+def default_module(nb_path, lib='privcausal'):
+    "The module a notebook exports to (`#| default_exp`), as a dotted name, or None."
+    for c in json.loads(Path(nb_path).read_text(encoding='utf-8')).get('cells', []):
+        if c.get('cell_type') == 'code' and (m := _DEFAULT_EXP.search(_src(c))):
+            return lib if m.group(1) == '__init__' else f'{lib}.{m.group(1)}'
+    return None
+
+
+def lookup(module, qualname):
+    "(owner, object) of `module.qualname`, or None."
+    try: obj = importlib.import_module(module)
+    except ImportError: return None
+    owner = None
+    for part in qualname.split('.'):
+        if not hasattr(obj, part): return None
+        owner, obj = obj, getattr(obj, part)
+    return owner, obj
+
+
+def py_kind(owner, obj, name):
+    "(directive, options) that register `obj` (attribute `name` of `owner`) in Sphinx's py domain."
+    if inspect.isclass(obj):
+        return ('py:exception' if issubclass(obj, BaseException) else 'py:class'), []
+    if inspect.isclass(owner):
+        raw = inspect.getattr_static(owner, name)
+        if isinstance(raw, (property, functools.cached_property)): return 'py:property', []
+        opts = [':classmethod:'] if isinstance(raw, classmethod) else [':staticmethod:'] if isinstance(raw, staticmethod) else []
+        if inspect.iscoroutinefunction(obj): opts.append(':async:')
+        return 'py:method', opts
+    if callable(obj): return 'py:function', [':async:'] if inspect.iscoroutinefunction(obj) else []
+    return 'py:data', []
+
+
+def py_directive(kind, name, module, opts=()):
+    "A MyST directive that registers `module.name` (index entry, inventory, target) without typesetting it again."
+    return '\n'.join([f'```{{{kind}}} {name}', f':module: {module}', *opts, ':no-typesetting:', '```'])
+
+
+def source_line(obj):
+    "The first line of `obj`'s source in its file (a property: its getter's), or None."
+    f = obj.fget if isinstance(obj, property) else getattr(obj, '__func__', obj)
+    try: return inspect.getsourcelines(inspect.unwrap(f))[1]
+    except (OSError, TypeError): return None
+
+
+def add_api_index(nbs_out, nb_docs, modules, titles, lib='privcausal'):
+    """Register every show_doc entry, and each module, as a Python object of Sphinx's py domain, in place.
+
+    show_doc writes markdown (a heading, a signature block, a table), which Sphinx does not know as API: the site
+    had an empty `genindex` and no `py:` objects in `objects.inv`. Before each entry's heading this adds a
+    `py:function`/`py:class`/`py:method`/`py:property`/`py:exception` directive with `:no-typesetting:` (an index
+    entry and a target `privcausal.<module>.<qualname>` on the entry's section, nothing visible), and on each
+    module's page a `py:module` (the module index).
+
+    The object is the one nbdev's doc links (`_modidx`) place at this page and heading, else the page's module
+    (`default_exp`), else the module of nbdev's source link; its full name is where it is defined. nbdev finds source
+    links by the bare name, so two functions of one name (`data.dummy_code`, `bayes_wate.dummy_code`) shared one
+    link: a link to another file than the object's is rewritten to the object's file and line. A heading with `__`
+    (`__getattr__`) is escaped, not read as bold. An object documented on several pages is registered once: on the
+    page nbdev's doc links point to, else the first in sidebar order. An entry whose object cannot be found is an
+    error (SiteError). Returns {full name: (directive, page)}."""
+    try: syms = importlib.import_module(f'{lib}._modidx').d.get('syms', {})
+    except ImportError: syms = {}
+    doc_page = {q: link[0].partition('#')[0] for m in syms.values() for q, link in m.items()}
+    at_page = {(link[0].partition('#')[0], q[len(m) + 1:]): m for m, ms in syms.items() for q, link in ms.items()}
+    repo = re.compile(rf'^(.*/){re.escape(lib)}((?:/\w+)*?)\.py(#L\d+)?$')
+    found, errors = {}, []                     # full name -> [(page, cell index, match, directive, source link)]
+    for page, nb in nbs_out.items():
+        for ci, cell in enumerate(nb['cells']):
+            if cell['cell_type'] != 'markdown': continue
+            for m in _API_ENTRY.finditer(_src(cell)):
+                qual, url = m.group(2), m.group(3)
+                src = repo.match(url or '')
+                by_link = lib + (src.group(2) or '').replace('/', '.').removesuffix('.__init__') if src else None
+                hit = None
+                for module in dict.fromkeys([at_page.get((nb_docs[page] + '.html', qual)), modules.get(page), by_link]):
+                    if module and (hit := lookup(module, qual)): break
+                if not hit:
+                    errors.append(f'{page}: show_doc entry {qual}: no module of {lib} has it (nbdev doc link, '
+                                  f'default_exp {modules.get(page)}, source link {url})'); continue
+                owner, obj = hit
+                home = getattr(obj, '__module__', None)
+                if home and home.split('.')[0] == lib and (h := lookup(home, qual)) and h[1] is obj: module = home
+                kind, opts = py_kind(owner, obj, qual.split('.')[-1])
+                fixed = None
+                if src and (line := source_line(obj)) is not None:
+                    want = module.replace('.', '/') + ('/__init__' if module == lib else '') + '.py'
+                    if f'{lib}{src.group(2)}.py' != want: fixed = f'{src.group(1)}{want}#L{line}'
+                found.setdefault(f'{module}.{qual}', []).append((page, ci, m, py_directive(kind, qual, module, opts), fixed))
+    if errors: raise SiteError('API index:\n  ' + '\n  '.join(errors))
+    chosen, edits = {}, {}
+    for full, hits in found.items():
+        home = [h for h in hits if nb_docs[h[0]] + '.html' == doc_page.get(full)]
+        first = (home or hits)[0]
+        chosen[full] = (first[3].split('}', 1)[0].lstrip('`{'), nb_docs[first[0]])
+        for h in hits: edits.setdefault((h[0], h[1]), []).append((h[2], h[3] if h is first else None, h[4]))
+    for (page, ci), items in edits.items():
+        cell = nbs_out[page]['cells'][ci]
+        s = _src(cell)
+        for m, directive, fixed in sorted(items, key=lambda x: x[0].start(), reverse=True):
+            text = m.group(0)
+            if fixed: text = text.replace(f'[source]({m.group(3)})', f'[source]({fixed})')
+            if '__' in m.group(2): text = text.replace(m.group(2), m.group(2).replace('_', '\\_'), 1)
+            s = s[:m.start()] + (directive + '\n\n' if directive else '') + text + s[m.end():]
+        cell['source'] = s
+    for page, module in modules.items():
+        if not module or page not in nbs_out: continue
+        synopsis = ' '.join(titles.get(page, '').split())
+        cells = nbs_out[page]['cells']
+        cells.insert(1, _mk('markdown', '\n'.join([f'```{{py:module}} {module}'] + ([f':synopsis: {synopsis}'] if synopsis else [])
+                                                  + [':no-typesetting:', '```'])))
+        chosen[module] = ('py:module', nb_docs[page])
+    return chosen
+
+
 # -------------------------------------------------------------------------------------------- sphinx
 CSS = """
 .page-description { font-size: 1.2rem; color: var(--pst-color-text-muted); margin-bottom: 1.5rem; }
@@ -458,6 +587,11 @@ html { --pst-sidebar-secondary: 14rem; }
 div[class*="highlight-"]:not(.output) > div.highlight > pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 pre { font-size: .75rem; }
 table.docments td:first-child { white-space: nowrap; }
+/* Printed outputs (ledger tables, plan and release summaries) keep their alignment: a line wider than the column
+   scrolls inside its own output block, never the page; so does a wide HTML output (a DataFrame). tests/test_site.py
+   measures it in chromium. */
+div.cell_output div.output > div.highlight > pre { white-space: pre; overflow-x: auto; }
+div.cell_output div.output.text_html { overflow-x: auto; }
 """
 # The code blocks that get a copy button: inputs, signatures and markdown code, not outputs.
 CODE_SELECTOR = 'div[class*="highlight-"]:not(.output) > div.highlight > pre'
@@ -494,7 +628,19 @@ def conf_py(site, copyright_, author):
         suppress_warnings=['myst.header'],
     )
     return '# Generated by tools/build_docs.py from _quarto.yml: do not edit.\n' + \
-        ''.join(f'{k} = {v!r}\n' for k, v in o.items())
+        ''.join(f'{k} = {v!r}\n' for k, v in o.items()) + SETUP_PY
+
+
+# MathJax on every page, not only on pages with math: the sidebar's page titles hold math (`\(n\)`), and the index
+# pages (genindex, search) have none of their own.
+SETUP_PY = '''
+
+def setup(app):
+    app.set_html_assets_policy('always')
+'''
+
+
+INDEX_PAGES = [('API index', 'genindex'), ('Module index', 'modindex')]   # (sidebar text, Sphinx's page)
 
 
 def toctree_md(groups, nb_docs):
@@ -507,6 +653,8 @@ def toctree_md(groups, nb_docs):
         if not lines: continue
         blocks.append('```{toctree}\n:hidden:\n' + (f':caption: {caption}\n' if caption else '') + '\n'
                       + '\n'.join(lines) + '\n```')
+    # Sphinx's index of every documented name (add_api_index) and its module index, last in the sidebar
+    blocks.append('```{toctree}\n:hidden:\n\n' + '\n'.join(f'{t} <{d}>' for t, d in INDEX_PAGES) + '\n```')
     return '\n\n'.join(blocks)
 
 
@@ -617,10 +765,13 @@ def build(config=None, out=None, quiet=False):
                     and not any(q.startswith(('.', '_')) for q in rel.parts):
                 (src / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(f, src / rel)
-        titles = {}
+        titles, cleaned = {}, {}
         for p in listed:
             raw = json.loads((proc / p).read_text(encoding='utf-8'))
-            nb, titles[p] = clean_nb(raw, Cleaner(site['site_url'], nb_docs, p))
+            cleaned[p], titles[p] = clean_nb(raw, Cleaner(site['site_url'], nb_docs, p))
+        lib = Path(cfg.lib_path).name
+        api = add_api_index(cleaned, nb_docs, {p: default_module(nbs / p, lib) for p in listed}, titles, lib)
+        for p, nb in cleaned.items():
             if p == 'index.ipynb': nb['cells'].append(_mk('markdown', toctree_md(groups, nb_docs)))
             dest = src / (nb_docs[p] + '.ipynb')
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -645,7 +796,8 @@ def build(config=None, out=None, quiet=False):
                             'to the notebook, or write the name without backticks)')
 
         manifest = dict(title=site['title'], pages=[dict(notebook=p, html=nb_docs[p] + '.html', title=titles[p],
-                        section=cap) for cap, ents in groups for e in ents if e[0] == 'page' for p in [e[1]]])
+                        section=cap) for cap, ents in groups for e in ents if e[0] == 'page' for p in [e[1]]],
+                        api={name: dict(kind=kind, html=doc + '.html') for name, (kind, doc) in sorted(api.items())})
         (BUILD / 'manifest.json').write_text(json.dumps(manifest, indent=1), encoding='utf-8')
         old = BUILD / 'old_docs'
         shutil.rmtree(old, ignore_errors=True)
