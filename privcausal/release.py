@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'PrivateRelease',
-           'SavedRelease', 'wald_pvalue', 'load', 'NotPrivate', 'interval_plot']
+__all__ = ['KEYS', 'STORED_ALPHAS', 'to_jsonable', 'PrivacyRecord', 'NoIntervalError', 'format_number', 'wrap_items',
+           'PrivateRelease', 'SavedRelease', 'wald_pvalue', 'load', 'NotPrivate', 'interval_plot']
 
 # %% ../nbs/01b_release.ipynb #29ef5626
 def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
@@ -67,7 +67,7 @@ class PrivacyRecord:
         kw['caveats'] = tuple(d.get('caveats', ()))
         return cls(**kw)
 
-# %% ../nbs/01b_release.ipynb #a82cc17c
+# %% ../nbs/01b_release.ipynb #928f79f2
 KEYS = ('privcausal', 'type', 'method', 'estimand', 'estimate', 'direction', 'ci', 'intervals', 'privacy', 'released',
         'settings')
 STORED_ALPHAS = (0.01, 0.05, 0.1)  # the interval levels a saved release keeps
@@ -85,7 +85,18 @@ def format_number(v,  # a number (or None)
     if isinstance(v, float): return f'{v:.{digits}g}'
     return str(v)
 
-# %% ../nbs/01b_release.ipynb #f41570a9
+
+
+def wrap_items(label: str,  # the line's label, e.g. 'settings'
+               items: list,  # the 'name=value' strings
+               width: int = 110,  # the widest line (a page's column)
+              ) -> str:
+    "A labelled, comma-separated list of a report, wrapped at `width` columns under its label (items never split)."
+    import textwrap
+    return textwrap.fill(', '.join(items), width=width, initial_indent=f'  {label:<12}', subsequent_indent=' ' * 14,
+                         break_long_words=False, break_on_hyphens=False)
+
+# %% ../nbs/01b_release.ipynb #6f4281d1
 class PrivateRelease:
     "Base of every privcausal release: the shared interface (`conf_int`, `to_dict`, `to_frame`, `summary`, `save`)."
     method: str = ''  # short name of the method, e.g. 'PP-IPW'
@@ -155,10 +166,10 @@ class PrivateRelease:
         p = self.privacy
         lines = [f'{self.title or self.method}', '  ' + self.headline(), f'  guarantee   {p.guarantee}',
                  f'  noise       {p.noise_source}' + ('' if p.is_secure else ' (research mode: seeded numpy, NOT floating-point safe)')]
-        if p.public: lines.append('  public      ' + ', '.join(f'{k}={format_number(v)}' for k, v in p.public))
+        if p.public: lines.append(wrap_items('public', [f'{k}={format_number(v)}' for k, v in p.public]))
         sett = self.settings()
-        if sett: lines.append('  settings    ' + ', '.join(f'{k}={format_number(v)}' for k, v in sett.items()))
-        lines.append('  released    ' + ', '.join(f'{k}={format_number(v, 6)}' for k, v in self.released().items()))
+        if sett: lines.append(wrap_items('settings', [f'{k}={format_number(v)}' for k, v in sett.items()]))
+        lines.append(wrap_items('released', [f'{k}={format_number(v, 6)}' for k, v in self.released().items()]))
         return '\n'.join(lines)
 
     def __repr__(self): return f'{type(self).__name__}({self.headline()})'
