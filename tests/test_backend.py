@@ -14,11 +14,13 @@ from scipy.special import expit
 
 from privcausal.accounting import BudgetExceededError, PrivacyCost, PrivacyLedger
 from privcausal.backend import (PermutationKey, ROUNDS, arm_sums, as_rows, fit_logistic_rows, keyed_permutation,
-                                partition_index, partition_labels, partition_map, permutation_key,
-                                release_from_statistics, split_mask, stack_groups)
+                                partition_index, partition_labels, partition_map, permutation_key, split_mask,
+                                stack_groups)
 from privcausal import ipw
 from privcausal.ipw import ipw_unit_weights
-from privcausal.mechanisms import NoiseSource, resolve_noise
+from privcausal.mechanisms import NoiseSource
+from privcausal.method import Sealed, run_release
+from privcausal.release import PrivacyRecord
 from privcausal.propensity import augment_constant, fit_logistic_erm, project_to_unit_ball
 from privcausal.bayes_wate import partition_indices, partition_statistics, simulate_wate, stacked_partition_statistics
 
@@ -39,6 +41,20 @@ class Untouchable(NoiseSource):
     name = 'untouchable'
     def _gaussian(self, value, sigma): raise AssertionError('noise drawn')
     _laplace = _gaussian
+
+
+class OnlyCost:
+    "The smallest plan `run_release` takes: a cost and a privacy record."
+    def __init__(self, cost): self.cost = cost
+    def record(self, noise, public=()):
+        return PrivacyRecord(self.cost.epsilon, self.cost.delta, 'test', noise.name, noise.is_secure, 'test', public)
+
+
+def release_after(cost, compute, ledger, release=lambda plan, carry, noisy, privacy: noisy, rng=None, sigma=1.0,
+                  mechanism='gaussian'):
+    "`run_release` with `compute()` as the statistics step (its value is the vector the last noise goes on)."
+    stats_step = lambda plan, data, noise: Sealed(np.atleast_1d(np.asarray(compute(), dtype=float)), sigma, {}, mechanism=mechanism)
+    return run_release(OnlyCost(cost), None, statistics=stats_step, release=release, ledger=ledger, rng=rng)
 
 
 # ---------------------------------------------------------------- the keyed permutation
@@ -417,9 +433,9 @@ def test_bad_data_on_one_worker_refused_and_nothing_charged(client, poison, matc
     if poison == 'ball': pdf.loc[777, 'x1'] = secret
     ddf = dd.from_pandas(pdf, npartitions=4)
     ledger = PrivacyLedger(1.0, 1e-5)
-    compute = lambda: fit_logistic_rows(ddf, covariates=['x0', 'x1'], treatment='t', lam=0.1)
+    compute = lambda: fit_logistic_rows(ddf, covariates=['x0', 'x1'], treatment='t', lam=0.1).weights
     with pytest.raises(ValueError, match=match) as err:
-        release_from_statistics(PrivacyCost(0.5, 1e-6), compute, ledger, lambda s: Untouchable().add_gaussian(s.weights, 1.0))
+        release_after(PrivacyCost(0.5, 1e-6), compute, ledger, rng=Untouchable())
     assert ledger.spent == (0.0, 0.0) and ledger.entries == ()
     msg = str(err.value)
     assert '777' not in msg and '123.45' not in msg and '1000' not in msg  # no row, value or count in the message
@@ -434,23 +450,23 @@ def test_worker_failure_mid_computation_leaves_ledger_uncharged(client):
     ddf = dd.from_pandas(_frame(1000), npartitions=4)
     rows = as_rows(ddf)
     ledger = PrivacyLedger(1.0)
-    drawn = []
     with pytest.raises(RuntimeError, match='disk read failed'):
-        release_from_statistics(PrivacyCost(0.5), lambda: rows.map_reduce(_fails_on_one_partition, ['y']), ledger, drawn.append)
-    assert ledger.spent == (0.0, 0.0) and drawn == []
+        release_after(PrivacyCost(0.5), lambda: rows.map_reduce(_fails_on_one_partition, ['y']), ledger, rng=Untouchable())
+    assert ledger.spent == (0.0, 0.0) and ledger.entries == ()
     # the same in a grouped computation
     with pytest.raises(ZeroDivisionError):
-        release_from_statistics(PrivacyCost(0.5), lambda: rows.group_map(lambda i: i % 3, lambda v, b: 1 / 0, 3, ['y']), ledger, drawn.append)
-    assert ledger.spent == (0.0, 0.0) and drawn == []
+        release_after(PrivacyCost(0.5), lambda: rows.group_map(lambda i: i % 3, lambda v, b: 1 / 0, 3, ['y']), ledger,
+                      rng=Untouchable())
+    assert ledger.spent == (0.0, 0.0) and ledger.entries == ()
     # and the cluster is still usable afterwards; then the release goes through in order
-    noise = resolve_noise(np.random.default_rng(0))
     order = []
     def compute():
         order.append(('compute', ledger.spent[0])); return rows.map_reduce(lambda c, i: np.array([len(c)]), ['y'])
-    def noise_fn(s):
-        order.append(('noise', ledger.spent[0])); return noise.add_laplace(float(s[0]), 2.0)
-    out = release_from_statistics(PrivacyCost(0.5, label='count', mechanism='laplace'), compute, ledger, noise_fn)
-    assert order == [('compute', 0.0), ('noise', 0.5)] and ledger.spent == (0.5, 0.0) and abs(out - 1000) < 100
+    def release(plan, carry, noisy, privacy):
+        order.append(('release', ledger.spent[0])); return float(noisy[0])
+    out = release_after(PrivacyCost(0.5, label='count', mechanism='laplace'), compute, ledger, release,
+                        rng=np.random.default_rng(0), sigma=2.0, mechanism='laplace')
+    assert order == [('compute', 0.0), ('release', 0.5)] and ledger.spent == (0.5, 0.0) and abs(out - 1000) < 100
 
 
 def test_release_refuses_before_computing():
@@ -458,12 +474,15 @@ def test_release_refuses_before_computing():
     ledger.spend(PrivacyCost(0.8))
     computed = []
     with pytest.raises(BudgetExceededError):
-        release_from_statistics(PrivacyCost(0.5), lambda: computed.append(1), ledger, lambda s: s)
+        release_after(PrivacyCost(0.5), lambda: computed.append(1), ledger, rng=Untouchable())
     assert computed == [] and ledger.spent[0] == 0.8
-    with pytest.raises(TypeError, match='plan_cost must be a PrivacyCost'): release_from_statistics(0.5, lambda: 1, None, lambda s: s)
-    with pytest.raises(TypeError, match='ledger must be'): release_from_statistics(PrivacyCost(0.5), lambda: 1, 'ledger', lambda s: s)
-    with pytest.raises(TypeError, match='callable'): release_from_statistics(PrivacyCost(0.5), 1, None, lambda s: s)
-    assert release_from_statistics(PrivacyCost(0.5), lambda: 2, None, lambda s: s + 1) == 3  # no ledger: nothing to charge
+    with pytest.raises(TypeError, match='plan.cost must be a PrivacyCost'): release_after(0.5, lambda: 1, None)
+    with pytest.raises(TypeError, match='ledger must be'): release_after(PrivacyCost(0.5), lambda: 1, 'ledger')
+    with pytest.raises(TypeError, match='statistics must return a Sealed'):
+        run_release(OnlyCost(PrivacyCost(0.5)), None, statistics=lambda p, d, n: 1, release=lambda *a: a)
+    out = release_after(PrivacyCost(0.5), lambda: 2, None, lambda plan, carry, noisy, privacy: noisy[0] + 1,
+                        rng=np.random.default_rng(0), sigma=1e-9)  # no ledger: nothing to charge
+    assert abs(out - 3) < 1e-6
 
 
 def test_as_rows_refuses():

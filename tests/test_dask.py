@@ -15,7 +15,9 @@ import pytest
 from scipy.special import expit
 
 from privcausal.accounting import PrivacyCost, PrivacyLedger
-from privcausal.backend import arm_sums, as_rows, fit_logistic_rows, release_from_statistics, split_mask
+from privcausal.backend import arm_sums, as_rows, fit_logistic_rows, split_mask
+from privcausal.method import Sealed, run_release
+from privcausal.release import PrivacyRecord
 from privcausal.propensity import fit_logistic_erm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,6 +91,13 @@ def test_dask_without_distributed():
     np.testing.assert_allclose(fit.weights, ref.weights, atol=1e-8, rtol=0)
 
 
+class CountPlan:
+    "A Laplace row count: the smallest plan `run_release` takes (a cost and a privacy record)."
+    cost = PrivacyCost(0.5, label='count', mechanism='laplace')
+    def record(self, noise, public=()):
+        return PrivacyRecord(0.5, 0.0, 'add or remove one row', noise.name, noise.is_secure, 'laplace', public)
+
+
 def _die_on_one_partition(chunk, index):
     if index.size and index[0] >= 1000: os._exit(1)  # the worker process dies, as when a machine is lost
     return np.array([len(chunk)])
@@ -102,11 +111,13 @@ def test_killed_worker_leaves_ledger_uncharged():
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 distributed.Client(cluster):
             rows = as_rows(dd.from_pandas(_frame(2000), npartitions=2))
-            ledger, drawn = PrivacyLedger(1.0), []
+            ledger, released = PrivacyLedger(1.0), []
             with pytest.raises(distributed.KilledWorker):
-                release_from_statistics(PrivacyCost(0.5), lambda: rows.map_reduce(_die_on_one_partition, ['t']), ledger,
-                                        drawn.append)
-            assert ledger.spent == (0.0, 0.0) and ledger.entries == () and drawn == []
+                run_release(CountPlan(), rows, statistics=lambda p, r, noise: Sealed(r.map_reduce(_die_on_one_partition, ['t']), 2.0, {},
+                                                                          mechanism='laplace'),
+                            release=lambda p, carry, noisy, privacy: released.append(noisy), ledger=ledger,
+                            rng=np.random.default_rng(0))
+            assert ledger.spent == (0.0, 0.0) and ledger.entries == () and released == []
 
 
 def test_benchmark_smoke():

@@ -519,13 +519,17 @@ def test_debias_release_contract_and_budget():
     assert [r[f'debiased_weight[{n}]'] for n in ('x0', 'x1', 'x2', 'x3', '(constant)')] == rel.effect_weights.tolist()
     assert rel.to_dict()['settings']['debias'] is True and 'tau_hat' not in rel.summary()
     assert np.isfinite([rel.estimate, dg.tau_hat, dg.tau_n]).all()
-    # bad input: refused before any noise (the untouchable source) and before any charge
+    # bad input: refused before any noise (the untouchable source) and before any charge; the spent ledger refuses
+    # first, before the rows are checked against the bounds
     before = ledger.spent
-    with pytest.raises(ValueError, match='outcome_bound'):
+    with pytest.raises(BudgetExceededError):
         pp_ipw(X=X, outcome=y * 10, treatment=t, ledger=ledger, rng=Untouchable(), **kw)
+    roomy = PrivacyLedger(10.0, 1e-5)
+    with pytest.raises(ValueError, match='outcome_bound'):
+        pp_ipw(X=X, outcome=y * 10, treatment=t, ledger=roomy, rng=Untouchable(), **kw)
     with pytest.raises(ValueError, match='hessian_share'):
         pp_ipw(X=X, outcome=y, treatment=t, ledger=ledger, rng=Untouchable(), hessian_share=2.0, **kw)
-    assert ledger.spent == before
+    assert ledger.spent == before and roomy.entries == ()
 
 
 @pytest.mark.parametrize('case', ['no treated in D_n', 'one arm overall', 'constant covariates', 'huge separation'])
