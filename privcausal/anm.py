@@ -1073,18 +1073,13 @@ class ANMResult(PrivateRelease):
         else: how = f'{self.direction}: the smaller private score is the causal direction'
         return super().summary() + f'\n  decision    {how}'
 
-# %% ../nbs/07_anm.ipynb #459d4504
+# %% ../nbs/07_anm.ipynb #b2aa66a8
 _IQR_PARTS = (('x', 'x_test'), ('y', 'y_test'), ('r_Y', 'r_y'), ('r_X', 'r_x'))
-_HALF_MAX = 8.98846567431158e307  # half the largest double
 
 
 def _sealed_laplace(values, scale, carry):
-    "The statistics sealed for Laplace noise of `scale`, each value clamped to $\\pm$(half the largest double) $\\times$ scale."
-    # the runner draws unit noise on values / scale: the clamp keeps that quotient finite. It is a projection onto a
-    # public interval (sensitivity unchanged) that only an absurd epsilon reaches (a scale near the smallest double).
-    v = np.asarray(values, dtype=float)
-    with np.errstate(over='ignore'): bound = scale * _HALF_MAX
-    return Sealed(np.clip(v, -bound, bound), scale, carry, mechanism='laplace')
+    "The statistics sealed for Laplace noise of `scale` (the runner clamps absurd values/scale quotients)."
+    return Sealed(np.asarray(values, dtype=float), scale, carry, mechanism='laplace')
 
 
 def _statistics_laplace(plan, fit, noise):

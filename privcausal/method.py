@@ -217,7 +217,10 @@ class Plan:
 
     def _repr_html_(self): return '<pre>' + html.escape(self.summary()) + '</pre>'
 
-# %% ../nbs/01c_method.ipynb #2b07f2d3
+# %% ../nbs/01c_method.ipynb #10fe8914
+_HALF_MAX = float(np.finfo(float).max) / 2  # unit-scale values are clamped to this before the noise (see `draw_last`)
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Sealed:
     "Statistics of a release, CONFIDENTIAL until the charge: the last stage's exact vector and everything held back."
@@ -238,7 +241,9 @@ def draw_last(sealed: Sealed,  # the statistics
     if v.size == 0: return v
     s = np.broadcast_to(np.asarray(sealed.sigma, dtype=float), v.shape)
     add = {'gaussian': noise.add_gaussian, 'laplace': noise.add_laplace}[sealed.mechanism]
-    return s * np.atleast_1d(add(v / s, 1.0))
+    with np.errstate(over='ignore', invalid='ignore'):  # a projection onto a public interval (sensitivity unchanged) that
+        u = np.clip(np.nan_to_num(v / s), -_HALF_MAX, _HALF_MAX)  # only an absurd epsilon reaches: the quotient stays finite
+        return s * np.atleast_1d(add(u, 1.0))
 
 
 def privacy_record(plan: Plan,  # the executed plan
