@@ -576,7 +576,7 @@ def release_statistics(tau_bar: float,  # $\bar\tau^T$ (confidential)
     return (float(noise.add_laplace(float(tau_bar), plan.noise_scale_tau)),
             float(noise.add_laplace(float(variance_bar), plan.noise_scale_variance)))
 
-# %% ../nbs/05_wate.ipynb #8da9aa35
+# %% ../nbs/05_wate.ipynb #319cf054
 BIAS_CONSTANT = 0.4  # $C$: the small-partition bias of the partition average is taken as at most C d / n_m
 BIAS_SHARE = 0.25  # $\kappa$: the default M keeps that bias below this share of the planned sd of the estimate
 MIN_ROWS_PER_PARAMETER = 3  # the default M keeps n_m >= 3 (d + 1)
@@ -604,9 +604,9 @@ def partitions_rule(n: int,  # rows (public)
     V, _ = _planning_variance(n, sampling_variance)
     cap = max(1, n // max(4, MIN_ROWS_PER_PARAMETER * (d + 1)))
     A, B = (BIAS_CONSTANT * d / n)**2, BIAS_SHARE**2 * V
-    with np.errstate(over='ignore', divide='ignore'):  # a huge or tiny epsilon gives D = 0 or inf, both fine below
-        D = float(8 * BIAS_SHARE**2 / np.float64(eps * (1 - pi))**2)
-        x = math.inf if A == 0 else (B + math.sqrt(B * B + 4 * A * D)) / (2 * A)
+    q2 = (eps * (1 - pi)) ** 2 if eps * (1 - pi) < 1e150 else math.inf  # Python floats: a tiny epsilon gives 0, a huge one inf
+    D = math.inf if q2 == 0 else 8 * BIAS_SHARE**2 / q2  # both fine below
+    x = math.inf if A == 0 else (B + math.sqrt(B * B + 4 * A * D)) / (2 * A)
     M = cap if not x < (cap + 1)**2 else max(1, min(cap, math.floor(math.sqrt(x))))
     return M, (f'rule: largest M with bias bound {BIAS_CONSTANT:g} d M / n <= {BIAS_SHARE:g} x planned sd and '
                f'n/M >= {MIN_ROWS_PER_PARAMETER}(d+1), from n={n}, d={d}, epsilon={eps:g}, pi={pi:g}')

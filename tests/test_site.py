@@ -504,9 +504,8 @@ def test_mathjax_on_every_page(site):
 
 # ------------------------------------------------------------------------- reference pages: item 5 of issue 17
 # Known problems left in notebooks other branches edit (see the report of the docs_index branch); the tests print them.
-KNOWN_SPEC = {'wate.html': 'nbs/05_wate.ipynb cites spec/wate.md'}
-KNOWN_WARNINGS = {'wate.html': 'nbs/05_wate.ipynb (partitions_rule at epsilon 1e-300: RuntimeWarning)',
-                  'experiments/wate_simulations.html': 'a #| slow cell (pandas PerformanceWarning): needs the full run'}
+KNOWN_SPEC = {}
+KNOWN_WARNINGS = {'experiments/wate_simulations.html': 'a #| slow cell (pandas PerformanceWarning): needs the full run'}
 
 
 def _article(page):

@@ -40,6 +40,7 @@ def run_one(path, flags):
                 if cell.cell_type == 'code' and skip & (getattr(cell, 'directives_', {}) or {}).keys():
                     continue  # keep outputs of a previous full run of a slow cell
                 continue
+            rcell['outputs'], rcell['execution_count'] = [], None  # execnb keeps old outputs when a cell now prints nothing
             shell.cell(rcell)
             if shell.exc:
                 sys.stderr.write(shell.prettytb(fname=path) + '\n')
