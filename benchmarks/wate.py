@@ -30,7 +30,8 @@ import statsmodels.api as sm
 from scipy.special import expit
 
 from privcausal.posterior import NoisyStatistics, sample_posterior
-from privcausal.bayes_wate import (ESTIMANDS, partition_indices, simulate_wate, simulation_study, stacked_partition_statistics,
+from privcausal.checks import ESTIMANDS
+from privcausal.bayes_wate import (partition_indices, simulate_wate, simulation_study, stacked_partition_statistics,
                              summarise_study, weighted_effect)
 
 

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .accounting import PrivacyCost, PrivacyLedger, advanced
-from .data import PrivacyLeakWarning
-from .mechanisms import NoiseSource, check_noise_scale, resolve_noise
+from .mechanisms import NoiseSource, PrivacyLeakWarning, check_noise_scale, resolve_noise
 from .method import Sealed, run_release
 from .release import NotPrivate, PrivacyRecord, PrivateRelease
 

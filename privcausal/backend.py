@@ -17,14 +17,13 @@ import pandas as pd
 from scipy.special import expit
 
 # %% auto #0
-__all__ = ['ROUNDS', 'SPLIT_PARTS', 'ESTIMANDS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask',
-           'partition_labels', 'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows',
-           'CausalRows', 'causal_rows', 'LogisticERM', 'accelerated_steps', 'fit_logistic_rows',
-           'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows',
-           'stack_groups', 'partition_map']
+__all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask', 'partition_labels',
+           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'CausalRows', 'causal_rows',
+           'LogisticERM', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums',
+           'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
 # %% ../nbs/02b_backend.ipynb #f5fdf93f
-from .checks import check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
+from .checks import ESTIMANDS, check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
@@ -629,9 +628,6 @@ def _arm_chunk(chunk, index, covariates, treatment, outcome, weights, bound, con
             np.array([n_clipped, n_y, n_p]))
 
 # %% ../nbs/02b_backend.ipynb #9a71b596
-ESTIMANDS = ('ATE', 'ATT', 'ATC')
-
-
 @dataclasses.dataclass(frozen=True, eq=False)
 class ArmSums:
     "CONFIDENTIAL per-arm sums over the estimation rows, each indexed [control, treated]; only noisy versions may be released."

@@ -19,9 +19,9 @@ import pandas as pd
 from scipy.special import expit, log_ndtr, ndtr, ndtri
 
 from .accounting import PrivacyCost, sequential
-from .data import ADULT_LEVELS, PrivacyLeakWarning, as_causal_data
+from .data import ADULT_LEVELS, as_causal_data
 from .data import dummy_code as _dummy_code
-from .mechanisms import NoiseSource, ResearchNoise, check_noise_scale
+from .mechanisms import NoiseSource, PrivacyLeakWarning, ResearchNoise, check_noise_scale
 from .method import Sealed, run_release
 from .release import NotPrivate, PrivacyRecord, PrivateRelease
 from .backend import (CausalRows, as_rows, causal_rows, check_rows, fit_logistic_unpenalised_rows, is_dask_frame,
@@ -41,14 +41,11 @@ __all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE',
            'partitions_rule', 'WATEPlan', 'plan_wate', 'plan_wate_for_halfwidth', 'WATEResult', 'wate_estimands',
            'wate', 'WATEDiagnostics', 'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'truncated_estimand',
            'simulate_imbalanced', 'paper_design', 'imbalanced_design', 'resampled_design', 'simulation_study',
-           'summarise_study', 'ESTIMANDS', 'check_estimand', 'check_truncation']
+           'summarise_study']
 
 # %% ../nbs/05_wate.ipynb #a3e7f819
 from .checks import (ESTIMANDS, check_binary_outcome, check_choice, check_epsilon, check_estimand,
                                check_fraction, check_int, check_truncation)
-
-# %% ../nbs/05_wate.ipynb #a9e50d2d
-_all_ = ['ESTIMANDS', 'check_estimand', 'check_truncation']  # defined in privcausal.checks
 
 # %% ../nbs/05_wate.ipynb #a22acfe4
 def weighted_effect(e: np.ndarray,  # $e_i$ (truncated or not), shape (B, n): B stacked data sets

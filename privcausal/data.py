@@ -31,12 +31,7 @@ __all__ = ['DATASETS', 'NSW_COVARIATES', 'IHDP_CONTINUOUS', 'IHDP_BINARY', 'IHDP
            'CausalData', 'as_causal_data', 'dummy_code', 'check_numeric_columns', 'UnitBallScaling',
            'scale_to_unit_ball', 'ClippedValues', 'clip_to_interval', 'clip_outcome', 'ColumnScaling', 'scale_columns',
            'DatasetSpec', 'DatasetUnavailableError', 'DatasetIntegrityError', 'data_home', 'fetch_dataset',
-           'dataset_path', 'list_datasets', 'load_nsw', 'load_ihdp', 'TuebingenPairs', 'load_tuebingen', 'load_adult',
-           'PrivacyLeakWarning', 'check_finite', 'check_binary_treatment']
-
-# %% ../nbs/02_data.ipynb #060dd7e5
-_all_ = ['PrivacyLeakWarning',  # defined in privcausal.mechanisms, part of this module's API too
-         'check_finite', 'check_binary_treatment']  # defined in privcausal.checks
+           'dataset_path', 'list_datasets', 'load_nsw', 'load_ihdp', 'TuebingenPairs', 'load_tuebingen', 'load_adult']
 
 # %% ../nbs/02_data.ipynb #6c661ecc
 from .checks import check_binary_treatment, check_bound, check_finite, check_same_index

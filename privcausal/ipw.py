@@ -40,15 +40,11 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums', 'hajek_interval', 'hajek_identified',
            'random_split', 'check_fit_fraction', 'split_mask', 'hessian_vector', 'hessian_from_vector', 'hessian_ridge',
            'debias_weights', 'debias_rule', 'check_bound_vocabulary', 'ipw_outcome_scale', 'IPWPlan', 'plan_ipw',
-           'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'hajek_pvalue', 'pp_ipw', 'ESTIMANDS',
-           'check_propensity_bounds', 'check_choice']
+           'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'hajek_pvalue', 'pp_ipw']
 
 # %% ../nbs/04_ipw.ipynb #ae761bca
 from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
                                check_delta, check_epsilon, check_fraction, check_lam, check_propensity_bounds, check_tol)
-
-# %% ../nbs/04_ipw.ipynb #35468393
-_all_ = ['ESTIMANDS', 'check_propensity_bounds', 'check_choice']  # defined in privcausal.checks
 
 # %% ../nbs/04_ipw.ipynb #0fd75a35
 ESTIMATORS = ('hajek', 'ht')  # normalised (Hájek) per-arm ratios, or the paper's Horvitz-Thompson sum

@@ -27,19 +27,12 @@ from .method import Sealed, run_release
 # %% auto #0
 __all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'augment_constant', 'ERMFit', 'erm_objective', 'fit_logistic_erm',
            'erm_sensitivity', 'gaussian_sigma', 'typical_curvature', 'lam_tradeoff', 'default_lam',
-           'PrivatePropensityModel', 'WeightsPlan', 'privatise_weights', 'fit_erm_rows', 'private_propensity',
-           'CALIBRATIONS', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'check_constant',
-           'check_lam', 'check_tol', 'check_calibration', 'accelerated_steps']
+           'PrivatePropensityModel', 'WeightsPlan', 'privatise_weights', 'fit_erm_rows', 'private_propensity']
 
 # %% ../nbs/03_propensity.ipynb #452084cc
 from .checks import (CALIBRATIONS, as_float_matrix, check_binary_treatment, check_calibration, check_constant,
                                check_delta, check_epsilon, check_finite, check_lam, check_tol, check_unit_ball,
                                project_to_unit_ball, row_norms)
-
-# %% ../nbs/03_propensity.ipynb #37fc14e7
-_all_ = ['CALIBRATIONS', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball',  # defined in
-         'check_constant', 'check_lam', 'check_tol', 'check_calibration',  # privcausal.checks
-         'accelerated_steps']  # and in privcausal.backend
 
 # %% ../nbs/03_propensity.ipynb #4ea41fe9
 INTERCEPT_CONSTANT = 1 / math.sqrt(2)  # $c$ of the public constant feature: $c = s = 1/\sqrt 2$

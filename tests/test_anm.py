@@ -9,7 +9,7 @@ from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
 
 from privcausal import anm
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
-from privcausal.data import PrivacyLeakWarning
+from privcausal.mechanisms import PrivacyLeakWarning
 from privcausal.mechanisms import NoiseSource, ResearchNoise
 from privcausal.release import KEYS, NoIntervalError, NotPrivate, PrivacyRecord, PrivateRelease, load
 

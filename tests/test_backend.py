@@ -21,7 +21,8 @@ from privcausal.ipw import ipw_unit_weights
 from privcausal.mechanisms import NoiseSource
 from privcausal.method import Sealed, run_release
 from privcausal.release import PrivacyRecord
-from privcausal.propensity import augment_constant, fit_logistic_erm, project_to_unit_ball
+from privcausal.checks import project_to_unit_ball
+from privcausal.propensity import augment_constant, fit_logistic_erm
 from privcausal.bayes_wate import partition_indices, partition_statistics, simulate_wate, stacked_partition_statistics
 
 dd = pytest.importorskip('dask.dataframe')

@@ -15,7 +15,8 @@ from statsmodels.treatment.treatment_effects import ate_ipw
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import NoiseSource, audit
-from privcausal.ipw import (ESTIMANDS, IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
+from privcausal.checks import ESTIMANDS
+from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
                             hajek_from_sums, hajek_sensitivity, hajek_sums, ht_sensitivity, ipw_estimate, ipw_sensitivity,
                             max_unit_weight, plan_ipw, pp_ipw, random_split, solve_plan_ipw, split_mask, variance_scale)
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load

@@ -17,10 +17,12 @@ from sklearn.linear_model import LogisticRegression
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import NoiseSource, gaussian_delta
 from privcausal.release import KEYS, NoIntervalError, PrivateRelease, load
-from privcausal.propensity import (INTERCEPT_CONSTANT, LAM_RANGE, ROW_NORM, ERMFit, PrivatePropensityModel, accelerated_steps,
-                                   augment_constant, check_calibration, check_lam, check_unit_ball, default_lam,
+from privcausal.propensity import (INTERCEPT_CONSTANT, LAM_RANGE, ROW_NORM, ERMFit, PrivatePropensityModel,
+                                   augment_constant, default_lam,
                                    erm_sensitivity, fit_logistic_erm, gaussian_sigma, private_propensity,
-                                   privatise_weights, project_to_unit_ball)
+                                   privatise_weights)
+from privcausal.backend import accelerated_steps
+from privcausal.checks import check_calibration, check_lam, check_unit_ball, project_to_unit_ball
 
 
 class Untouchable(NoiseSource):

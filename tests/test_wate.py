@@ -11,10 +11,11 @@ from scipy import stats
 from statsmodels.treatment.treatment_effects import TreatmentEffect
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
-from privcausal.data import PrivacyLeakWarning
+from privcausal.mechanisms import PrivacyLeakWarning
 from privcausal.mechanisms import ResearchNoise
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
-from privcausal.bayes_wate import (ESTIMANDS, VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
+from privcausal.checks import ESTIMANDS
+from privcausal.bayes_wate import (VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
                              partition_indices, partition_statistics, partitions_rule, plan_wate,
                              plan_wate_for_halfwidth, release_plan, release_statistics, simulate_imbalanced,
                              simulate_wate, simulation_study, summarise_study, variance_sensitivity, variance_supremum,
