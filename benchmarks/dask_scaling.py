@@ -8,16 +8,27 @@ For each configuration, a fresh driver process (so that its peak memory is its o
     (b) `wate` end to end with M = N / partition_rows keyed random partitions (the per-partition fits on the workers,
         which moves every row once between workers, a shuffle; the fill-in, the noise and the posterior on the driver).
   * `memory`: the same rows built on the driver, and the same two calls on the pandas frame.
+The driver's one-time set-up (OpenDP, loaded by the first plan) is done before the timing, on 2,000 rows.
 Runs alternate between configurations and medians are reported (wall time, and CPU seconds of the workers and the
 driver, which depend much less than wall time on how busy a shared machine is), with the machine load (os.getloadavg) before and
 after, the driver's peak memory (tracemalloc peak of the timed part, and the process's peak RSS), the bytes the
 workers sent to each other, and the largest difference between the Dask and the in-memory releases (same seeds, after noise).
+tracemalloc traces the driver's Python allocations, the LocalCluster's scheduler's among them, and so slows the Dask runs
+(at 10^7 rows on one worker, pp_ipw took 14.95 and 13.87 s traced against 11.66 and 11.00 s untraced, alternating
+runs at load 3.0-3.7); `--no-trace` times without it (benchmarks/speed.py does).
 
     .venv/bin/python benchmarks/dask_scaling.py                      # 10^6 and 10^7 rows, 1 and 2 workers, 3 runs each
     .venv/bin/python benchmarks/dask_scaling.py --rows 1000000 --reps 1
     .venv/bin/python benchmarks/dask_scaling.py --smoke              # seconds: a check that it runs (used by the tests)
 """
 import os
+import sys
+from pathlib import Path
+
+# this checkout first, in this process, in the processes it starts and in the Dask workers (not an installed copy)
+_ROOT = str(Path(__file__).resolve().parent.parent)
+sys.path.insert(0, _ROOT)
+os.environ['PYTHONPATH'] = os.pathsep.join([_ROOT, *filter(None, [os.environ.get('PYTHONPATH')])])
 
 # one BLAS thread everywhere (workers inherit it): the machine is shared and the products are small
 for _v in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS'): os.environ.setdefault(_v, '1')
@@ -99,7 +110,7 @@ def run_dask(a, s, workers):
                       memory_limit=0) as cluster, Client(cluster) as client:
         client.run(_warm)  # worker start-up (imports) is a one-time cost, reported apart
         out['start'] = time.perf_counter() - t0
-        tracemalloc.start()
+        if a.trace: tracemalloc.start()
         t0 = time.perf_counter()
         gen = functools.partial(census_partition, rows=a.chunk_rows, d=s['d'], seed=s['seed'])
         meta = census_partition(0, 0, s['d'], s['seed'])  # the empty frame: nothing is generated on the driver
@@ -112,21 +123,21 @@ def run_dask(a, s, workers):
         out['cpu'], out['busiest'], out['driver_cpu'] = float(used.sum()), float(used[:-1].max() / used[:-1].sum()), float(used[-1])
         # WATE moves every row to the worker of its partition: (W - 1)/W of them, as floats plus two int64 bookkeeping columns
         out['wate_shuffled_bytes'] = s['n'] * (s['d'] + 2 + 2) * 8 * (workers - 1) / workers
-        out['driver_traced_peak_mb'] = tracemalloc.get_traced_memory()[1] / 2**20
+        out['driver_traced_peak_mb'] = tracemalloc.get_traced_memory()[1] / 2**20 if a.trace else float('nan')
         tracemalloc.stop()
     return out
 
 
 def run_memory(a, s):
     out = {}
-    tracemalloc.start()
+    if a.trace: tracemalloc.start()
     t0 = time.perf_counter()
     df = pd.concat([census_partition(i, a.chunk_rows, s['d'], s['seed']) for i in range(s['parts'])], ignore_index=True)
     out['generate'] = time.perf_counter() - t0
     c0 = time.process_time()
     out.update(_releases(df, s, len(df)))
     out['cpu'] = time.process_time() - c0
-    out['driver_traced_peak_mb'] = tracemalloc.get_traced_memory()[1] / 2**20
+    out['driver_traced_peak_mb'] = tracemalloc.get_traced_memory()[1] / 2**20 if a.trace else float('nan')
     tracemalloc.stop()
     return out
 
@@ -135,6 +146,8 @@ def one(a):
     "Run one configuration in this process and print one JSON line."
     import privcausal.ipw, privcausal.bayes_wate  # noqa: F401  (imports are not timed)
     s = settings(a)
+    tiny = census_partition(0, 2000, s['d'], s['seed'])  # the driver's one-time set-up (OpenDP, loaded by the first plan, and
+    _releases(tiny, {**s, 'M': 20}, len(tiny))        # other lazy imports) is not timed, as the workers' start-up is not
     load0 = os.getloadavg()[0]
     out = run_memory(a, s) if a.workers == 0 else run_dask(a, s, a.workers)
     out.update(rows=s['n'], M=s['M'], workers=a.workers, load_before=load0, load_after=os.getloadavg()[0],
@@ -145,7 +158,7 @@ def one(a):
 def spawn(a, rows, workers):
     cmd = [sys.executable, __file__, '--one', '--rows', str(rows), '--workers', str(workers), '--d', str(a.d),
            '--chunk-rows', str(a.chunk_rows), '--partition-rows', str(a.partition_rows), '--lam', str(a.lam),
-           '--bound', str(a.bound), '--seed', str(a.seed)] + (['--malloc-default'] if a.malloc_default else [])
+           '--bound', str(a.bound), '--seed', str(a.seed)] + (['--malloc-default'] if a.malloc_default else []) + ([] if a.trace else ['--no-trace'])
     res = subprocess.run(cmd, capture_output=True, text=True)
     lines = [l for l in res.stdout.splitlines() if l.startswith('RESULT ')]
     if res.returncode or not lines: raise RuntimeError(f'{cmd} failed:\n{res.stderr[-3000:]}')
@@ -209,6 +222,8 @@ def parse(argv=None):
     p.add_argument('--bound', type=float, default=4.0, help='public covariate bound R (rows beyond it are clipped)')
     p.add_argument('--seed', type=int, default=2024)
     p.add_argument('--malloc-default', action='store_true', help="keep Dask's MALLOC_TRIM_THRESHOLD_ for the workers")
+    p.add_argument('--no-trace', dest='trace', action='store_false',
+                   help="time without tracemalloc (which slows the LocalCluster's scheduler, in the driver process); no traced peak")
     p.add_argument('--smoke', action='store_true', help='tiny sizes, one run: a check that everything runs')
     p.add_argument('--one', action='store_true', help=argparse.SUPPRESS)
     a = p.parse_args(argv)

@@ -305,12 +305,66 @@ def _shuffled_apply(part, fn, columns):
     ids, counts = np.unique(labels, return_counts=True)
     return ids, fn(part[columns].to_numpy(dtype=float)[order], np.concatenate([[0], np.cumsum(counts)]))
 
-# %% ../nbs/02b_backend.ipynb #b626598d
+# %% ../nbs/02b_backend.ipynb #9f513522
+_IN_MEMORY_LEAVES = ('FromGraph', 'FromPandas', 'FromArray')  # Dask expressions whose partitions are in memory already
+
+
+def _in_memory(frame) -> bool:
+    "Are the frame's partitions in memory already (persisted, or made from a pandas frame), so that keeping float blocks of them on the workers rereads no storage?"
+    try: leaves = [e for e in frame.expr.walk() if not e.dependencies()]
+    except Exception: return False  # a Dask without expressions: never cache
+    return bool(leaves) and all(type(e).__name__ in _IN_MEMORY_LEAVES for e in leaves)
+
+
+def _distributed_client():
+    "The `distributed.Client` that Dask would run a computation on now, or None (no `distributed`, or another scheduler chosen, e.g. `dask.config.set(scheduler='threads')`)."
+    if 'distributed' not in sys.modules: return None
+    import dask.base
+    from distributed import Client
+    client = getattr(dask.base.get_scheduler(), '__self__', None)
+    return client if isinstance(client, Client) else None
+
+
+def _float_block(chunk, columns):
+    "A partition's columns as one read-only float64 array: what `chunk[columns].to_numpy(dtype=float)` gives at every pass (the same values in the same memory order, so `fn` computes the same bits), made once."
+    block = chunk[columns].to_numpy(dtype=float)  # a view, without a copy, when the columns are one float64 block already
+    block.flags.writeable = False
+    return block
+
+
+def _blocks_apply(fn, blocks, starts, columns, take, groups):
+    "One worker's share of a pass: `fn(chunk, index)` on each of its blocks (`take`: the asked columns of the block); the results of each group of blocks (positions in `blocks`) summed in order."
+    out = []
+    for block, start in zip(blocks, starts):
+        values = block if take is None else (block[:, take] if isinstance(take, slice) else block.T[take].T)  # column-major, as `to_numpy` gives
+        index = np.arange(start, start + len(values))
+        out.append(fn(pd.DataFrame(values, columns=columns, index=pd.RangeIndex(start, start + len(values)), copy=False), index))
+    return [out[g[0]] if len(g) == 1 else _sum_trees(*(out[j] for j in g)) for g in groups]
+
+
+def _tree_sum(results, fan_in):
+    "Leaf-wise sums added as the task tree of `DaskRows.map_reduce` adds them: `fan_in` consecutive partial sums at a time, level after level."
+    level = list(results)
+    while len(level) > 1:
+        level = [_sum_trees(*level[i:i + fan_in]) for i in range(0, len(level), fan_in)]
+    return level[0]
+
+
+def _columns_in(have: tuple, want: tuple):
+    "How to read the columns `want` from a block of the columns `have`: None (all, in order), a slice (a contiguous run: a view), an index array (a copy per pass), or False (not all there)."
+    if not set(want) <= set(have): return False
+    pos = [have.index(c) for c in want]
+    if pos == list(range(len(have))): return None
+    if pos == list(range(pos[0], pos[0] + len(pos))): return slice(pos[0], pos[0] + len(pos))
+    return np.array(pos, dtype=np.int64)
+
+# %% ../nbs/02b_backend.ipynb #7097d8c9
 class DaskRows(Rows):
-    "Rows of a Dask DataFrame: every operation is a task graph run by the current scheduler (a `Client` if one is active)."
+    "Rows of a Dask DataFrame: every operation is a task graph run by the current scheduler (a `Client` if one is active); rows already in memory are kept as float blocks on the workers between passes."
     backend = 'dask'
     fan_in = 8  # partial sums added per reduction task
     max_direct_partitions = 8  # beyond this many partitions, group_map uses Dask's peer-to-peer shuffle
+    cache_blocks = 'auto'  # keep each partition's float block on its worker: 'auto' (rows already in memory), True, False
 
     def __init__(self,
                  frame,  # a dask.dataframe.DataFrame (persist it first if it will be read many times)
@@ -322,16 +376,65 @@ class DaskRows(Rows):
         self.lengths = np.asarray(lengths, dtype=np.int64)
         self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
         self.n = int(self.lengths.sum())
+        self._in_memory = _in_memory(frame)
+        self._blocks = {}  # columns (tuple) -> (client, futures of the partitions' float blocks, on their workers)
+
+    def _cached(self, cols):
+        "(client, block futures, which of their columns) for `cols`, the blocks made by the first pass that asks; None: no caching here."
+        policy = self.cache_blocks
+        if not (policy is True or (policy == 'auto' and self._in_memory)): return None
+        if not all(isinstance(self.dtypes[c], np.dtype) and self.dtypes[c].kind in 'biuf' for c in cols): return None  # numpy dtypes only
+        client = _distributed_client()
+        if client is None: return None
+        want = tuple(cols)
+        for have, (owner, futures) in self._blocks.items():
+            take = _columns_in(have, want) if owner is client else False
+            if take is not False: return client, futures, take
+        import dask
+        from distributed import wait
+        futures = client.compute([dask.delayed(_float_block)(p, list(cols)) for p in self._parts])  # each where its partition is
+        wait(futures)  # placed, so that each pass can go to the worker that holds them (errors surface in the pass)
+        self._blocks = {have: v for have, v in self._blocks.items() if _columns_in(want, have) is False}  # drop those it contains
+        self._blocks[want] = (client, futures)
+        return client, futures, None
 
     def map_reduce(self, fn, columns=None):
-        "`fn(chunk, index)` on every partition where it lives; partial sums added in a tree on the workers."
+        "`fn(chunk, index)` on every partition where it lives; partial sums added in a tree (on the workers, or on the driver from one result per worker when the blocks are kept)."
         import dask
         cols = self._cols(columns)
+        cached = self._cached(cols)
+        if cached is not None: return self._map_reduce_blocks(fn, cols, *cached)
         task = dask.delayed(_chunk_apply)
         level = [task(fn, p, int(s), cols) for p, s in zip(self._parts, self.starts)]
         while len(level) > 1:
             level = [dask.delayed(_sum_trees)(*level[i:i + self.fan_in]) for i in range(0, len(level), self.fan_in)]
         return dask.compute(level[0])[0]
+
+    def _map_reduce_blocks(self, fn, cols, client, futures, take):
+        "One task per worker over the blocks it holds, which also adds the groups of the tree's first level that it holds whole; the rest of the tree on the driver, in its order."
+        where, F = client.who_has(futures), self.fan_in
+        owner = [min(where.get(f.key) or [''], key=str) for f in futures]  # '': lost, recomputed wherever the task runs
+        work = {}  # worker -> [(level, position in that level, partitions summed)]
+        for g in range(0, len(futures), F):
+            members = list(range(g, min(g + F, len(futures))))
+            if len({owner[i] for i in members}) == 1: work.setdefault(owner[g], []).append((1, g // F, members))
+            else:
+                for i in members: work.setdefault(owner[i], []).append((0, i, [i]))
+        tasks = []
+        for w, items in work.items():
+            idx = sorted({i for _, _, ms in items for i in ms})
+            local = {i: j for j, i in enumerate(idx)}
+            tasks.append(client.submit(_blocks_apply, fn, [futures[i] for i in idx], [int(self.starts[i]) for i in idx], cols, take,
+                                       [[local[i] for i in ms] for _, _, ms in items], workers=[w] if w else None,
+                                       allow_other_workers=True, pure=False))
+        first, parts = [None] * -(-len(futures) // F), {}
+        for items, out in zip(work.values(), client.gather(tasks)):
+            for (level, pos, _), r in zip(items, out):
+                if level: first[pos] = r
+                else: parts[pos] = r
+        for g, r in enumerate(first):  # a group split between workers: its partial results added here, in order
+            if r is None: first[g] = _sum_trees(*(parts[i] for i in range(g * F, min((g + 1) * F, len(futures)))))
+        return _tree_sum(first, F)
 
     def group_map(self, labels_fn, fn, n_groups: int, columns=None):
         "`fn(values, bounds)` on the rows grouped by `labels_fn(index)`, the groups assembled on the workers."
