@@ -266,7 +266,7 @@ class PrivacyLedger:
     def _repr_html_(self):
         return f'<p><b>{self._summary()}</b></p>' + (self.to_frame().to_html(index=False) if self._entries else '')
 
-# %% ../nbs/01_accounting.ipynb #19d97d49
+# %% ../nbs/01_accounting.ipynb #2c00e874
 @patch
 def shortfall(self: PrivacyLedger, cost: PrivacyCost) -> str | None:
     "Why `cost` cannot be afforded, or None if it can."
@@ -282,8 +282,11 @@ def shortfall(self: PrivacyLedger, cost: PrivacyCost) -> str | None:
 
 @patch
 def check(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
-    "Raise `BudgetExceededError` if `cost` cannot be afforded; record nothing."
+    "Raise `BudgetExceededError` if `cost` cannot be afforded; record nothing. A ledger bound to a file reads it first."
     if not isinstance(cost, PrivacyCost): raise TypeError(f'cost must be a PrivacyCost, got {type(cost).__name__}')
+    if self._path is not None:  # another process may have spent meanwhile: refuse now, not at the charge after the work
+        stored = type(self)._from_file(self._path)
+        self._entries, self._times = stored._entries, stored._times
     why = self.shortfall(cost)
     if why: raise BudgetExceededError(f'{self.name} refuses {cost!r}: {why}. Nothing was released.')
     return cost

@@ -1180,7 +1180,7 @@ def private_direction(fit: ANMFit,  # the fitted pipeline (`anm_fit`)
     _announce(plan, stacklevel=2)
     return release_direction(fit, plan, ledger, rng)
 
-# %% ../nbs/07_anm.ipynb #ce52e336
+# %% ../nbs/07_anm.ipynb #3130b5c8
 def anm_direction(x,  # the putative cause, one record per position
                   y,  # the putative effect, same length
                   x_bounds,  # PUBLIC (lower, upper) bounds of x (or B for [-B, B])
@@ -1213,6 +1213,7 @@ def anm_direction(x,  # the putative cause, one record per position
                  hsic_bound=hsic_bound, hsic_train_form=hsic_train_form, residual_constant=residual_constant,  # calibration,
                  iqr_threshold=iqr_threshold, iqr_accounting=iqr_accounting, allow_unsafe=allow_unsafe)  # before the fit
     resolve_noise(rng)
+    if isinstance(ledger, PrivacyLedger): ledger.check(plan.cost)  # an unaffordable release is refused before the fit reads the data
     fit = _fit(x, y, x_bounds, y_bounds, lam, bandwidth, train_fraction, seed, split, clip, stacklevel=2)
     _announce(plan, stacklevel=2)
     diag = _diagnostics(fit, score, plan.hsic_bandwidths) if diagnostics else None  # before the charge: cannot fail after it

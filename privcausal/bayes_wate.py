@@ -963,7 +963,7 @@ class _WATEPlans:
         return PrivacyRecord(self.cost.epsilon, 0.0, WATEResult.privacy_unit, noise.name, noise.is_secure,
                              'laplace (effect and variance of each estimand), exact posterior post-processing', public, caveats)
 
-# %% ../nbs/05_wate.ipynb #701176b5
+# %% ../nbs/05_wate.ipynb #52937e10
 def _partition_statistics_of(cd, y, M, a, estimands, v_model, gen):
     "One keyed random partition drawn from `gen` and its per-partition statistics: in memory, or by the workers (only the M results travel)."
     key = permutation_key(gen)
@@ -1017,8 +1017,9 @@ def _wate_statistics(run: _WATEPlans,  # the public plan
         tau_m, var_m = fill_failed(st.tau[k], st.variance[k], st.failed, cal.sensitivity_partition_variance, gen)
         exact += aggregate(tau_m, var_m, cal)
         scales += [cal.noise_scale_tau, cal.noise_scale_variance]
-    later = lambda: {k: _diagnostics(cd, y, st, M, k, run.v_model) for k in run.estimands}  # NOT PRIVATE, called after the release
-    return Sealed(np.array(exact, dtype=float), np.array(scales), {'generator': gen}, later, mechanism='laplace')
+    diag = ({k: _diagnostics(cd, y, st, M, k, run.v_model) for k in run.estimands}  # NOT PRIVATE, asked for: computed
+            if rows['diagnostics'] else None)                                          # before the charge (it may fail)
+    return Sealed(np.array(exact, dtype=float), np.array(scales), {'generator': gen}, diag, mechanism='laplace')
 
 # %% ../nbs/05_wate.ipynb #c7445d10
 def _wate_release(run: _WATEPlans,  # the public plan
@@ -1036,7 +1037,7 @@ def _wate_release(run: _WATEPlans,  # the public plan
                             run.on_failure, privacy.noise_source, privacy.is_secure, plan.cost, post)
     return out
 
-# %% ../nbs/05_wate.ipynb #9204001d
+# %% ../nbs/05_wate.ipynb #4a5c218b
 def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the columns below, or None to pass arrays
                    *,
                    outcome,  # binary (0/1) outcome: column name or array
@@ -1072,11 +1073,8 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
     plans = {k: dataclasses.replace(plan_wate(cd.n, cd.d, epsilon, k, first.n_partitions, truncation, variance_share, variance,
                                               **ranges), n_partitions_rule=first.n_partitions_rule) for k in estimands}  # one partition: one M
     run = _WATEPlans(tuple(plans.items()), sampler, draws, v_model, on_failure, clip)
-    rows = dict(cd=cd, y=y, data=data, treatment=treatment, n_rows=n_rows)
-    out = run_release(run, rows, statistics=_wate_statistics, release=_wate_release, ledger=ledger, rng=rng, diagnostics=diagnostics)
-    if not diagnostics: return out
-    out, later = out
-    return out, later()  # NOT PRIVATE, computed after the release
+    rows = dict(cd=cd, y=y, data=data, treatment=treatment, n_rows=n_rows, diagnostics=bool(diagnostics))
+    return run_release(run, rows, statistics=_wate_statistics, release=_wate_release, ledger=ledger, rng=rng, diagnostics=diagnostics)
 
 
 def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below, or None to pass arrays

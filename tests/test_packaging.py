@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.xdist_group('packaging')  # one worker builds the wheel once
+pytestmark = pytest.mark.xdist_group('site')  # the worker that builds the site: its nbdev pass rewrites privcausal/_modidx.py, which the wheel copies
 
 
 @pytest.fixture(scope='module')
