@@ -29,14 +29,6 @@ dd = pytest.importorskip('dask.dataframe')
 distributed = pytest.importorskip('distributed')
 
 
-@pytest.fixture(scope='module')
-def client():
-    "One LocalCluster of 2 single-threaded worker processes for the whole module (about 2 s to start)."
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 class Untouchable(NoiseSource):
     "A source that fails if any noise is drawn from it."
     name = 'untouchable'

@@ -20,14 +20,6 @@ dd = pytest.importorskip('dask.dataframe')
 distributed = pytest.importorskip('distributed')
 
 
-@pytest.fixture(scope='module')
-def client():
-    "Two single-threaded worker processes, as a real cluster's workers (each with its own memory)."
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 def _frame(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3)) * 0.4

@@ -1,7 +1,7 @@
 import sys, json, math, numpy as np, pandas as pd, warnings
 warnings.simplefilter('ignore')
 sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
-import designs as D, runlib
+import runlib
 import privcausal.regression as R
 from privcausal.outcome import ArmStatistics, arm_models, gformula_effect, eigen_floor, simulate_noise
 from privcausal.bounds import effect_columns

@@ -1,6 +1,7 @@
 import sys, numpy as np, pandas as pd, json, time, warnings
 warnings.simplefilter('ignore')
-import designs as D
+sys.path.insert(0, __import__('os').path.join(__import__('os').path.dirname(__import__('os').path.abspath(__file__)), '..'))
+import lab_designs_draft as D  # the lab's compact copy of the designs (../lab_designs_draft.py)
 from privcausal.regression import gformula
 from privcausal.doubly_robust import aipw
 TR = {'imb': {'ATE': 2.0, 'ATT': 2.0}, 'mixed': {'ATE': 2.4, 'ATT': 2.82384}, 'exp3': {'ATE': 0.1, 'ATT': 0.09991},
