@@ -42,8 +42,8 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'debias_weights', 'debias_rule', 'check_bound_vocabulary', 'ipw_outcome_scale', 'IPWPlan', 'plan_ipw',
            'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'hajek_pvalue', 'pp_ipw']
 
-# %% ../nbs/04_ipw.ipynb #ae761bca
-from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
+# %% ../nbs/04_ipw.ipynb #d5fbad59
+from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice, check_constant,
                                check_delta, check_epsilon, check_fraction, check_lam, check_propensity_bounds, check_tol)
 
 # %% ../nbs/04_ipw.ipynb #0fd75a35
@@ -1153,7 +1153,7 @@ def _ipw_plot(self, ax=None,  # matplotlib Axes to draw on (default: a new figur
 IPWRelease.pvalue, IPWRelease.plot = _ipw_pvalue, _ipw_plot  # methods, as functions to keep the class cell short
 IPWRelease.interval_std_error = property(_interval_std_error, doc=_interval_std_error.__doc__)
 
-# %% ../nbs/04_ipw.ipynb #86f3328f
+# %% ../nbs/04_ipw.ipynb #d5ed98f9
 def _split_mask(cd, data, split, fit_fraction, split_rng, rng):
     "The fitting mask: drawn (data-independent) or read from a public split column aligned with the data; on rows that live elsewhere (Dask), the same keyed split as a function of the row positions."
     if split is None:
@@ -1175,9 +1175,10 @@ def _fit_rows(fit_mask) -> int:
     return fit_mask.keywords['m'] if isinstance(fit_mask, functools.partial) else int(fit_mask.sum())
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(eq=False)
 class _Prepared:
-    Z: np.ndarray  # rows divided by R, in the ball, with the constant feature
+    Zf: np.ndarray | None  # the fitting part's rows divided by R, in the ball, with the constant feature (None once fitted)
+    Ze: np.ndarray  # the estimation part's rows, the same way (the curvature and the effect sums share them)
     t: np.ndarray  # 0/1
     u: np.ndarray  # outcomes divided by C_y, in [-1, 1]
     fit: np.ndarray  # True for the fitting part
@@ -1222,10 +1223,8 @@ def _prepare(cd, plan, fit_mask, clip_rows, clip_outcomes):
         chk = check_rows(cd.rows, covariates=list(cd.covariates), treatment=cd.treatment, outcome=cd.outcome,
                          covariate_bound=R, clip_rows=clip_rows, outcome_bound=C, clip_outcomes=clip_outcomes, split=fit_mask)
         return _RowsPrepared(cd, fit_mask, bool(clip_rows), bool(clip_outcomes), chk)
-    Xs = cd.X / R if R != 1 else cd.X
-    n_rows = 0
-    if clip_rows: Xs, n_rows = project_to_unit_ball(Xs)
-    elif np.any(row_norms(Xs) > 1 + 1e-12):
+    Zf, Ze, n_rows, over = _design_parts(cd.X, R, plan.intercept, fit_mask, clip_rows)
+    if over:
         raise ValueError(f'covariate_bound={R:g}: some rows have a larger L2 norm. State a PUBLIC bound that holds for '
                          'every row, or ask for clipping (clip_rows=True)')
     u, n_y = cd.outcome / C, 0
@@ -1235,7 +1234,38 @@ def _prepare(cd, plan, fit_mask, clip_rows, clip_outcomes):
     elif np.any(np.abs(u) > 1):
         raise ValueError(f'outcome_bound={C:g}: some outcomes exceed it in absolute value. State a PUBLIC bound that '
                          'holds, or ask for clipping (clip_outcomes=True)')
-    return _Prepared(augment_constant(Xs, plan.intercept), cd.treatment, u, fit_mask, n_rows, n_y)
+    return _Prepared(Zf, Ze, cd.treatment, u, fit_mask, n_rows, n_y)
+
+
+_BLOCK = 16384  # rows per block of `_design_parts`
+
+
+def _design_parts(X, R, constant, fit, clip_rows):
+    "(fitting rows, estimation rows, rows projected, some row outside the ball): the designed rows of the two parts, written block by block (no full n x k design matrix, no gathers)."
+    c = check_constant(constant)
+    n, d = X.shape
+    m = int(fit.sum())
+    k = d + (c is not None)
+    Zf, Ze = np.empty((m, k)), np.empty((n - m, k))
+    s = math.sqrt(1 - c * c) if c is not None else None
+    n_rows, jf, je, over_any = 0, 0, 0, False
+    for a in range(0, n, _BLOCK):
+        Xs = X[a:a + _BLOCK] / R if R != 1 else X[a:a + _BLOCK]
+        if clip_rows:
+            Xs, moved = project_to_unit_ball(Xs)
+            n_rows += moved
+        elif over_any or np.any(row_norms(Xs) > 1 + 1e-12):
+            over_any = True  # refused by the caller: the rest need not be written
+            continue
+        fb = fit[a:a + _BLOCK]
+        for Z, j, sel in ((Zf, jf, fb), (Ze, je, ~fb)):
+            rows = Xs[sel]
+            if s is None: Z[j:j + len(rows)] = rows
+            else: np.multiply(rows, s, out=Z[j:j + len(rows), :d])
+        nf = int(fb.sum())
+        jf, je = jf + nf, je + len(fb) - nf
+    if s is not None and not over_any: Zf[:, d], Ze[:, d] = c, c
+    return Zf, Ze, n_rows, over_any
 
 # %% ../nbs/04_ipw.ipynb #741151c0
 def _column_name(preferred, taken, default):
@@ -1274,7 +1304,7 @@ def _declared_domain(cd, data, plan, clip_rows, clip_outcomes, outcome, treatmen
     X.flags.writeable = yv.flags.writeable = False
     return dataclasses.replace(cd, X=X, outcome=yv), dom
 
-# %% ../nbs/04_ipw.ipynb #cf66669d
+# %% ../nbs/04_ipw.ipynb #ea70bddf
 def _release_propensity(prep, plan, noise, covariates):
     "Stage A on D_m: the certified fit (in memory, or by the workers) and its noisy weights, kept on the driver until the charge."
     if isinstance(prep, _RowsPrepared):
@@ -1282,8 +1312,8 @@ def _release_propensity(prep, plan, noise, covariates):
         fit = fit_erm_rows(cd.rows, covariates=list(cd.covariates), treatment=cd.treatment, lam=plan.lam, select=prep.fit,
                            covariate_bound=plan.covariate_bound, constant=plan.intercept, clip_rows=prep.clip_rows, tol=plan.tol)
     else:
-        f = prep.fit
-        fit = fit_logistic_erm(prep.Z[f], prep.t[f], plan.lam, plan.tol)
+        fit = fit_logistic_erm(prep.Zf, prep.t[prep.fit], plan.lam, plan.tol)
+        prep.Zf = None  # the fitting rows are not read again: their memory goes back before the estimation part is used
     model = privatise_weights(fit, plan.epsilon_fit, plan.delta_fit, plan.calibration, noise, None, plan.intercept,
                               tuple(covariates), covariate_bound=plan.covariate_bound or 1.0)
     return model, fit
@@ -1296,9 +1326,13 @@ def _curvature_sum(prep, plan, weights):
         return logistic_hessian_rows(cd.rows, covariates=list(cd.covariates), treatment=cd.treatment, weights=weights,
                                      select=functools.partial(prep.fit, part='estimate'), covariate_bound=plan.covariate_bound,
                                      constant=plan.intercept, clip_rows=prep.clip_rows)[0]
-    Z = prep.Z[~prep.fit]
-    p = expit(Z @ weights)
-    return (Z.T * (p * (1 - p))) @ Z
+    Z, k = prep.Ze, prep.Ze.shape[1]
+    S = np.zeros((k, k))
+    for a in range(0, len(Z), 2048):  # in blocks: no n x k temporary
+        Zb = Z[a:a + 2048]
+        p = expit(Zb @ weights)
+        S += (Zb.T * (p * (1 - p))) @ Zb
+    return S
 
 
 def _debias(prep, plan, weights, noise):
@@ -1315,7 +1349,7 @@ def _effect_sums(prep, plan, weights):
     if isinstance(prep, _RowsPrepared): return _effect_sums_rows(prep, plan, weights)
     e = ~prep.fit
     t, u = prep.t[e], prep.u[e]
-    p = expit(prep.Z[e] @ weights)
+    p = expit(prep.Ze @ weights)
     w1, w2 = plan.propensity_bounds
     n_out = int(np.sum((p < w1) | (p > w2)))
     h = ipw_unit_weights(p, t, plan.estimand, plan.propensity_bounds, plan.bounding)
