@@ -20,7 +20,7 @@ from privcausal import ipw
 from privcausal.ipw import ipw_unit_weights
 from privcausal.mechanisms import NoiseSource
 from privcausal.method import Sealed, run_release
-from privcausal.release import PrivacyRecord
+from plans import OnlyCost
 from privcausal.checks import project_to_unit_ball
 from privcausal.propensity import augment_constant, fit_logistic_erm
 from privcausal.bayes_wate import partition_indices, partition_statistics, simulate_wate, stacked_partition_statistics
@@ -34,13 +34,6 @@ class Untouchable(NoiseSource):
     name = 'untouchable'
     def _gaussian(self, value, sigma): raise AssertionError('noise drawn')
     _laplace = _gaussian
-
-
-class OnlyCost:
-    "The smallest plan `run_release` takes: a cost and a privacy record."
-    def __init__(self, cost): self.cost = cost
-    def record(self, noise, public=()):
-        return PrivacyRecord(self.cost.epsilon, self.cost.delta, 'test', noise.name, noise.is_secure, 'test', public)
 
 
 def release_after(cost, compute, ledger, release=lambda plan, carry, noisy, privacy: noisy, rng=None, sigma=1.0,

@@ -17,7 +17,7 @@ from scipy.special import expit
 from privcausal.accounting import PrivacyCost, PrivacyLedger
 from privcausal.backend import arm_sums, as_rows, fit_logistic_rows, split_mask
 from privcausal.method import Sealed, run_release
-from privcausal.release import PrivacyRecord
+from plans import OnlyCost
 from privcausal.propensity import fit_logistic_erm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,13 +91,6 @@ def test_dask_without_distributed():
     np.testing.assert_allclose(fit.weights, ref.weights, atol=1e-8, rtol=0)
 
 
-class CountPlan:
-    "A Laplace row count: the smallest plan `run_release` takes (a cost and a privacy record)."
-    cost = PrivacyCost(0.5, label='count', mechanism='laplace')
-    def record(self, noise, public=()):
-        return PrivacyRecord(0.5, 0.0, 'add or remove one row', noise.name, noise.is_secure, 'laplace', public)
-
-
 def _die_on_one_partition(chunk, index):
     if index.size and index[0] >= 1000: os._exit(1)  # the worker process dies, as when a machine is lost
     return np.array([len(chunk)])
@@ -113,7 +106,7 @@ def test_killed_worker_leaves_ledger_uncharged():
             rows = as_rows(dd.from_pandas(_frame(2000), npartitions=2))
             ledger, released = PrivacyLedger(1.0), []
             with pytest.raises(distributed.KilledWorker):
-                run_release(CountPlan(), rows, statistics=lambda p, r, noise: Sealed(r.map_reduce(_die_on_one_partition, ['t']), 2.0, {},
+                run_release(OnlyCost(PrivacyCost(0.5, label='count', mechanism='laplace')), rows, statistics=lambda p, r, noise: Sealed(r.map_reduce(_die_on_one_partition, ['t']), 2.0, {},
                                                                           mechanism='laplace'),
                             release=lambda p, carry, noisy, privacy: released.append(noisy), ledger=ledger,
                             rng=np.random.default_rng(0))
