@@ -19,14 +19,8 @@ class Out:
 
 def cli(*argv):
     "In-process run of the console script (fast); `cli_subprocess` checks the installed entry point once."
-    import contextlib
-    import io
-    from privcausal.cli import main
-    out, err, code = io.StringIO(), io.StringIO(), 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try: main(list(argv))
-        except SystemExit as e: code = e.code
-    return Out(code, out.getvalue(), err.getvalue())
+    from cli_call import call
+    return Out(*call(*argv))
 
 
 def cli_subprocess(*argv):
