@@ -22,9 +22,9 @@ import privcausal
 from . import accounting, data
 
 # %% auto #0
-__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'command', 'CommandLineError', 'build_parser', 'flag_names',
-           'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled', 'run',
-           'error_document', 'main']
+__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
+           'build_parser', 'flag_names', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger',
+           'per_column_scaled', 'run', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #40b073b7
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #13b8b3be
+# %% ../nbs/09_cli.ipynb #6e8a6cfc
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
@@ -103,17 +103,14 @@ FLAGS = {  # Python keyword -> command-line flag
     'truncation': '--propensity-bound', 'lam': '--lam', 'fit_fraction': '--fit-fraction', 'split': '--split-column',
     'n_partitions': '--partitions', 'variance_share': '--variance-share', 'variance': '--variance', 'draws': '--draws',
     'sampler': '--sampler', 'estimand': '--estimand', 'estimator': '--estimator', 'intercept': '--no-intercept',
-    'x_bounds': '--x-bound', 'y_bounds': '--y-bound', 'train_fraction': '--train-fraction', 'bandwidth': '--bandwidth',
-    'hsic_bandwidths': '--hsic-bandwidth', 'score': '--score', 'privacy': '--privacy', 'covariates': '--covariates',
-    'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical', 'other': '--other',
-    'iqr_threshold': '--iqr-threshold', 'iqr_accounting': '--iqr-accounting', 'n_rows': 'the number of rows of DATA',
+    'covariates': '--covariates', 'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical',
+    'other': '--other', 'n_rows': 'the number of rows of DATA',
     'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share', 'propensity_sd': '--propensity-sd',
     'treated_share': '--treated-share', 'outcome_sd': '--outcome-sd', 'outcome_mean': '--outcome-mean',
     'covariate_bounds': '--covariate-bounds', 'outcome_bounds': '--outcome-bounds',
 }
 
-FLAGS_BY_COMMAND = {'anm': {'clip': '--clip-data'},  # where one Python name means another flag
-                    'wate': {'estimator': 'estimator', 'clip': '--clip'}}  # (wate has one estimator: no --estimator flag)
+FLAGS_BY_COMMAND = {'wate': {'estimator': 'estimator', 'clip': '--clip'}}  # where one Python name means another flag (wate has one estimator: no --estimator flag)
 _ACTIVE = {'command': None, 'json': False, 'warned': []}  # the command being run, for `flag_names`; under --json (`main`): its warnings
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
@@ -303,10 +300,9 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #fd98ec9b
-def _data_options(p, covariates=True):
+# %% ../nbs/09_cli.ipynb #240e21b3
+def _data_options(p):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
-    if not covariates: return
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
     p.add_argument('--outcome', required=True, help='outcome column')
     p.add_argument('--covariates', required=True, help='comma-separated covariate columns (always explicit)')
@@ -350,15 +346,15 @@ def _columns_exist(df, **flags):
     for flag, col in flags.items():
         if col not in df.columns: raise ValueError(f'--{flag.replace("_", "-")} {col!r} is not a column of DATA')
 
-# %% ../nbs/09_cli.ipynb #3b390ca3
-def _released(fn, *a, **kw):
-    "Run a release, passing its warnings to stderr with flag names."
+# %% ../nbs/09_cli.ipynb #741397b8
+def _released(fn, *a, _flags: dict | None = None, **kw):
+    "Run a release, passing its warnings to stderr with flag names (`_flags`: a generated command's {name: flag})."
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         out = fn(*a, **kw)
     for w in caught:
         if issubclass(w.category, DeprecationWarning): continue
-        _warn(flag_names(str(w.message)))
+        _warn(flag_names(str(w.message)) if _flags is None else flag_message(str(w.message), _flags)[0])
     return out
 
 
@@ -682,69 +678,65 @@ def _wate_command(args):
                                     {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #b25fcef1
-_anm = _Module('privcausal.anm')
+# %% ../nbs/09_cli.ipynb #33ceccd9
+from .commands import ANM_COMMAND, flag_map, flag_message, plan_arguments, plan_options
 
-# %% ../nbs/09_cli.ipynb #2536eb73
+DRY_RUN_MARGIN = 0.05  # the margin a dry run of `anm` plans at when --margin is not given
+
+
 def _anm_arguments(p):
-    _data_options(p, covariates=False)
-    _release_options(p)
+    p.add_argument('data', metavar='DATA', help='CSV or Parquet file, a registry data set name, or tuebingen:ID (a cause-effect pair)')
     p.add_argument('--x', default='x', help='column of the candidate cause X (default x)')
     p.add_argument('--y', default='y', help='column of the candidate effect Y (default y)')
-    p.add_argument('--score', default='kendall', choices=['spearman', 'kendall', 'hsic', 'iqr'])
-    p.add_argument('--privacy', default='test', choices=['test', 'train', 'both'], help='which part is protected (both: hsic only)')
-    split = p.add_mutually_exclusive_group()
-    split.add_argument('--train-fraction', type=float, default=0.5, metavar='F', help='share of rows in the training part')
-    split.add_argument('--split-column', metavar='COL', help="column holding 'train' or 'test' for each row")
-    p.add_argument('--lam', type=float, default=0.01, help='lambda of the kernel ridge regressions, in (0, 1] (default 0.01)')
-    p.add_argument('--bandwidth', type=float, default=0.25, help='fixed regression kernel bandwidth on the [-1, 1] scale')
-    p.add_argument('--hsic-bandwidth', type=float, default=0.5, help='fixed bandwidth of both HSIC kernels (default 0.5)')
-    p.add_argument('--x-bound', metavar='B', help='PUBLIC bound of X: B for [-B, B], or LO,HI')
-    p.add_argument('--y-bound', metavar='B', help='PUBLIC bound of Y: B for [-B, B], or LO,HI')
-    p.add_argument('--clip-data', '--clip', dest='clip_data', action='store_true',
-                   help='clip values outside the bounds (announced) instead of refusing')
-    p.add_argument('--margin', type=float, default=0.05, help='--dry-run: the score margin at which to plan (default 0.05)')
-    p.add_argument('--split-seed', type=int, help='seed of the public train/test split')
+    p.add_argument('--split-column', metavar='COL', help="column holding 'train' or 'test' for each row (instead of --train-fraction)")
+    p.add_argument('--split-seed', type=int, help='seed of the public train/test split (default: --seed)')
+    _release_options(p)
+    p.set_defaults(_plan_fields=plan_arguments(p, *ANM_COMMAND.plan_classes(), skip=('n', 'epsilon', 'delta')))
 
 
-def _parse_bound(text, flag):
-    if text is None: raise ValueError(f'state the PUBLIC bound {flag} (B for [-B, B], or LO,HI)')
-    try: parts = [float(v) for v in str(text).split(',')]
-    except ValueError: raise ValueError(f'{flag} must be a number B or LO,HI, got {text!r}') from None
-    if len(parts) == 1: return parts[0]
-    if len(parts) == 2: return tuple(parts)
-    raise ValueError(f'{flag} must be a number B or LO,HI, got {text!r}')
+def _anm_flags() -> dict:
+    "{python name: flag} of `anm`: the fields of `ANMPlan` and the command's own options a message may name."
+    return flag_map(*ANM_COMMAND.plan_classes(), common={'epsilon': '--epsilon', 'delta': '--delta', 'split': '--split-column'})
 
 
-@command('anm', help='private cause-effect direction with additive noise models (Kusner et al.)', arguments=_anm_arguments)
-def _anm_command(args):
-    xb, yb = _parse_bound(args.x_bound, '--x-bound'), _parse_bound(args.y_bound, '--y-bound')
+def _anm_sizes(args, df) -> dict:
+    "The public sizes a dry run plans with: the number of rows, or the counts of --split-column."
+    if not args.split_column: return {'n': len(df)}
+    labels = df[args.split_column].astype(str)
+    return {'n_train': int((labels == 'train').sum()), 'n_test': int((labels == 'test').sum())}
+
+# %% ../nbs/09_cli.ipynb #40b01aea
+def _in_flags(e: Exception, flags: dict) -> Exception:
+    "The error `e` with its message in the command line's terms (marked so that `main` does not rewrite it again)."
+    out = type(e)(flag_message(str(e), flags)[0])
+    out.in_flags = True
+    return out
+
+
+def _anm_body(args):
+    entry, planner = ANM_COMMAND.functions()
+    options = plan_options(args, args._plan_fields) | {'epsilon': args.epsilon, 'delta': args.delta}
+    if args.split_column and 'train_fraction' in options: raise ValueError('give --split-column or --train-fraction, not both')
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
-    options = dict(score=args.score, epsilon=args.epsilon, delta=args.delta, privacy=args.privacy, lam=args.lam,
-                   hsic_bandwidths=(args.hsic_bandwidth, args.hsic_bandwidth))
-    _anm.check_options(args.score, args.privacy, args.epsilon, args.delta)  # fail fast, before reading and fitting
     df = read_table(args.data)
-    _columns_exist(df, x=args.x, y=args.y)
+    _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
     if args.dry_run:
-        sizes = dict(n=len(df), train_fraction=args.train_fraction)
-        if args.split_column:
-            _columns_exist(df, split_column=args.split_column)
-            labels = df[args.split_column].astype(str)
-            sizes = dict(n_train=int((labels == 'train').sum()), n_test=int((labels == 'test').sum()))
-        plan = _anm.plan_direction(**sizes, margin=args.margin, **options)
+        plan = planner(**_anm_sizes(args, df), **{'margin': DRY_RUN_MARGIN, **options})
         return _plan_output(plan, ledger, 'anm', _read(len(df), args.split_column))
     split = df[args.split_column].to_numpy() if args.split_column else None
-    split_seed = args.split_seed if args.split_seed is not None else args.seed
-    fit = _released(_anm.anm_fit, df[args.x].to_numpy(), df[args.y].to_numpy(), xb, yb, lam=args.lam,
-                    bandwidth=args.bandwidth, train_fraction=args.train_fraction, seed=split_seed, split=split,
-                    clip=args.clip_data)
-    options.pop('lam')
-    rel = _released(_anm.private_direction, fit, rng=_rng(args), ledger=ledger, **options)
+    seed = args.split_seed if args.split_seed is not None else args.seed
+    out = _released(entry, df[args.x].to_numpy(), df[args.y].to_numpy(), split=split, seed=seed, ledger=ledger, rng=_rng(args),
+                    diagnostics=args.non_private, _flags=_anm_flags(), **options)
+    rel, diag = out if args.non_private else (out, None)
     result, text = _output(rel, args, x=args.x, y=args.y)
-    if args.non_private:
-        diag = _anm.diagnostics(fit, args.score, (args.hsic_bandwidth, args.hsic_bandwidth))
-        result, text = _not_private(result, text, 'exact scores and decision', diag.to_dict())
+    if diag is not None: result, text = _not_private(result, text, 'exact scores and decision', diag.to_dict())
     return result, text
+
+
+@command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments)
+def _anm_command(args):
+    try: return _anm_body(args)
+    except (ValueError, TypeError) as e: raise _in_flags(e, _anm_flags()) from None
 
 # %% ../nbs/09_cli.ipynb #91d0ebe0
 def _name_argument(p): p.add_argument('name', help='data set name (see `privcausal data list`)')
@@ -767,7 +759,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #a58414c9
+# %% ../nbs/09_cli.ipynb #eb6b9cab
 from .commands import EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -855,14 +847,13 @@ def _effect_command(spec):
     def body(args):
         try: return _effect_body(spec, args)
         except (ValueError, TypeError) as e:  # the message names Python arguments: name the flags of their fields
-            text, _ = flag_message(str(e), flag_map(*spec.plan_classes()))
-            raise type(e)(text) from None
+            raise _in_flags(e, flag_map(*spec.plan_classes())) from None
     return body
 
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #3f41c81a
+# %% ../nbs/09_cli.ipynb #4899f180
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -919,7 +910,8 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     except BrokenPipeError:  # the reader of our output went away (e.g. `| head`): not an error of ours
         sys.stdout = open(os.devnull, 'w')
     except CommandLineError as e: _fail(f'{e.parser.prog}: {e}', caught)  # argparse's own usage error, under --json only
-    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e: _fail(flag_names(str(e)), caught)
+    except (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError) as e:
+        _fail(str(e) if getattr(e, 'in_flags', False) else flag_names(str(e)), caught)  # a generated command's error names its flags already
     else:
         for text in _ACTIVE['warned']: print(f'privcausal: warning: {text}', file=sys.stderr)
         for w in caught: warnings.showwarning(w.message, w.category, w.filename, w.lineno, None, w.line)

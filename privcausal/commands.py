@@ -12,10 +12,11 @@ import re
 from .method import field_docs, field_flag
 
 # %% auto #0
-__all__ = ['SHARED', 'COMMON_FLAGS', 'EFFECT_COMMANDS', 'parse_pair', 'parse_bounds_map', 'parse_numbers', 'plan_arguments',
-           'plan_options', 'flag_map', 'flag_message', 'CommandSpec']
+__all__ = ['SHARED', 'COMMON_FLAGS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map', 'parse_numbers',
+           'parse_bound', 'parse_both', 'parse_number_or_word', 'plan_arguments', 'plan_options', 'flag_map',
+           'flag_message', 'CommandSpec']
 
-# %% ../nbs/09b_commands.ipynb #74c995bc
+# %% ../nbs/09b_commands.ipynb #52edf7f2
 def _number(text: str, flag: str) -> float:
     try: return float(text)
     except ValueError: raise ValueError(f'{flag}: {text!r} is not a number') from None
@@ -50,10 +51,37 @@ def parse_numbers(text: str,  # 'A,B,...'
     "Comma-separated numbers as a tuple."
     return tuple(_number(v, flag) for v in text.split(',') if v.strip())
 
-# %% ../nbs/09b_commands.ipynb #8b2fb9ba
+
+def parse_bound(text: str,  # 'B' (for [-B, B]), 'LO,HI' or 'LO:HI'
+                flag: str,  # the flag, named in errors
+               ) -> tuple:
+    "A variable's public bounds: one number B for [-B, B], or LO,HI (LO:HI)."
+    parts = [v for v in re.split(r'[,:]', text)]
+    if len(parts) not in (1, 2): raise ValueError(f'{flag} takes a number B (for [-B, B]) or LO,HI, got {text!r}')
+    values = tuple(_number(v, flag) for v in parts)
+    return (-values[0], values[0]) if len(values) == 1 else values
+
+
+def parse_both(text: str,  # 'B' (the same for both) or 'B1,B2'
+               flag: str,  # the flag, named in errors
+              ) -> tuple:
+    "A pair of numbers; one number stands for both."
+    values = parse_numbers(text, flag)
+    return values * 2 if len(values) == 1 else values
+
+
+def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
+                         flag: str,  # the flag (unused: a word is passed on as it is, and checked by the plan)
+                        ) -> float | str:
+    "A number where the text is one, else the text."
+    try: return float(text)
+    except ValueError: return text
+
+# %% ../nbs/09b_commands.ipynb #edd09a7d
 SHARED = ('n', 'epsilon', 'delta', 'covariates', 'covariate_bounds', 'outcome_bounds', 'estimand')  # set by the common options
 _PARSERS = {'covariate_bounds': parse_bounds_map, 'outcome_bounds': parse_pair, 'propensity_bounds': parse_pair,
-            'shares': parse_numbers}
+            'shares': parse_numbers, 'x_bounds': parse_bound, 'y_bounds': parse_bound, 'hsic_bandwidths': parse_both,
+            'iqr_threshold': parse_number_or_word}
 
 
 def _kind(f):
@@ -100,7 +128,7 @@ def plan_options(args: argparse.Namespace,  # parsed arguments
         out[name] = _PARSERS[name](value, flag) if name in _PARSERS and isinstance(value, str) else value
     return out
 
-# %% ../nbs/09b_commands.ipynb #1bb05558
+# %% ../nbs/09b_commands.ipynb #73477717
 COMMON_FLAGS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': '--covariate-bounds',
                 'outcome_bounds': '--outcome-bounds', 'covariates': '--covariates', 'treatment': '--treatment',
                 'outcome': '--outcome', 'estimand': '--estimand', 'method': '--method', 'n': '--n-rows',
@@ -108,26 +136,33 @@ COMMON_FLAGS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': 
 
 
 def flag_map(*plan_classes,  # plan classes whose fields have flags
+             common: dict = COMMON_FLAGS,  # {python name: flag} of the command's own options (data, release)
             ) -> dict:
-    "{python name: flag} of the common options and every field of the plan classes."
-    out = dict(COMMON_FLAGS)
+    "{python name: flag} of the common options and every field of the plan classes that has a flag."
+    out = dict(common)
     for cls in plan_classes:
         for f in dataclasses.fields(cls):
-            if f.init and f.name not in out: out[f.name] = field_flag(f)
+            if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
 
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)
-    "Replace Python argument names by their flags (longest names first, whole words only)."
+    "Replace Python argument names by their flags where they name an argument (longest names first; see the rules below)."
     first, pos = None, len(message) + 1
     for name in sorted(flags, key=len, reverse=True):
-        pattern = re.compile(r'(?<![\w\-\[])' + re.escape(name) + r'(?![\w\]])')
-        m = pattern.search(message)
-        if m and m.start() < pos: first, pos = flags[name], m.start()
-        message = pattern.sub(flags[name], message)
+        flag, word = flags[name], re.escape(name)
+        switch = re.compile(r'(?<![\w\-\[])' + word + r'=(?:True|False)\b')  # clip=True -> --clip-data
+        quoted = re.compile(r"(?<![\w\-\[])" + word + r"='([^']*)'")  # privacy='both' -> --privacy both
+        bare = re.compile(r'(?<![\w\-\[])' + word + (r'(?![\w\]])' if '_' in name else _ARGUMENT))
+        starts = [m.start() for p in (switch, quoted, bare) if (m := p.search(message))]
+        if starts and min(starts) < pos: first, pos = flag, min(starts)
+        message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', switch.sub(flag, message)))
     return message, first
+
+
+_ARGUMENT = r'(?=(?:=|:|\s+(?:must\b|is required\b|needs\b|leaves\b|gives\b)))'  # a plain word names an argument only here
 
 # %% ../nbs/09b_commands.ipynb #42e34131
 @dataclasses.dataclass(frozen=True)
@@ -164,3 +199,7 @@ EFFECT_COMMANDS = (
                 'privcausal.doubly_robust', 'aipw', 'plan_aipw', (_A,)),
     CommandSpec('dim', 'private difference in means (a randomised trial)', 'privcausal.regression', 'dim', 'plan_gformula', (_G,)),
 )
+
+# %% ../nbs/09b_commands.ipynb #d8dd5f60
+ANM_COMMAND = CommandSpec('anm', 'private cause-effect direction with additive noise models (Kusner et al.)',
+                          'privcausal.anm', 'anm_direction', 'plan_direction', (('privcausal.anm', 'ANMPlan'),))
