@@ -128,7 +128,7 @@ def plan_options(args: argparse.Namespace,  # parsed arguments
         out[name] = _PARSERS[name](value, flag) if name in _PARSERS and isinstance(value, str) else value
     return out
 
-# %% ../nbs/09b_commands.ipynb #73477717
+# %% ../nbs/09b_commands.ipynb #b88a43f7
 COMMON_FLAGS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': '--covariate-bounds',
                 'outcome_bounds': '--outcome-bounds', 'covariates': '--covariates', 'treatment': '--treatment',
                 'outcome': '--outcome', 'estimand': '--estimand', 'method': '--method', 'n': '--n-rows',
@@ -162,7 +162,7 @@ def flag_message(message: str,  # an error message from a Python function
     return message, first
 
 
-_ARGUMENT = r'(?=(?:=|:|\s+(?:must\b|is required\b|needs\b|leaves\b|gives\b)))'  # a plain word names an argument only here
+_ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b)))'  # a plain word names an argument only here
 
 # %% ../nbs/09b_commands.ipynb #42e34131
 @dataclasses.dataclass(frozen=True)
