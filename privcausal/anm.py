@@ -719,8 +719,8 @@ def _iqr_epsilons(epsilon, delta, accounting):
         return lo, d_call
     raise ValueError(f"iqr_accounting must be 'record', 'paper' or 'advanced', got {accounting!r}")
 
-# %% ../nbs/07_anm.ipynb #e2cda577
-@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+# %% ../nbs/07_anm.ipynb #f6f97ed5
+@dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
 class ANMPlan(Plan):
     "A planned private ANM release, from public inputs only: mechanism, sensitivities, noise scales, PTR thresholds, cost."
     method: ClassVar[str] = 'ANM'

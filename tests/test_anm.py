@@ -727,6 +727,7 @@ def test_plan_is_a_keyword_only_plan():
     with pytest.raises(dataclasses.FrozenInstanceError): p.epsilon = 2.0
     assert p.stages == () and p.cost.mechanism == 'laplace' and p.ci_halfwidth is None
     assert dataclasses.replace(p, epsilon=2.0).noise_scale[0][1] == pytest.approx(p.noise_scale[0][1] / 2)
+    assert p == anm.ANMPlan(n=1000, epsilon=1.0, margin=0.02) and p != dataclasses.replace(p, score='hsic')  # all fields compared
     table = anm.ANMPlan.fields_table()
     assert table.loc['clip', 'flag'] == '--clip-data' and table.loc['x_bounds', 'flag'] == '--x-bound'
     assert table.loc['allow_unsafe', 'flag'] == '' and table.loc['mechanism', 'default'] == '(derived)'
