@@ -785,7 +785,7 @@ class ANMPlan(Plan):
 
     total_sd = rmse = ci_halfwidth
 
-# %% ../nbs/07_anm.ipynb #45401039
+# %% ../nbs/07_anm.ipynb #bdfdf73e
 @patch
 def probability_correct(self: ANMPlan, margin: float | None = None) -> float | None:
     "P(the private decision equals the exact one) for `margin` (default: the plan's); given a release for PTR."
@@ -811,7 +811,7 @@ def required_n(self: ANMPlan, target: float = 0.95, margin: float | None = None)
 @patch
 def record(self: ANMPlan, noise: NoiseSource, public: tuple = ()) -> PrivacyRecord:
     "The privacy record of a release of this plan with `noise`: `public` (the fit's bounds and sizes), then the calibration's settings; `unsafe` as caveats."
-    return PrivacyRecord(self.cost.epsilon, self.cost.delta, self.privacy_unit, noise.name, noise.is_secure,
+    return PrivacyRecord(float(self.cost.epsilon), float(self.cost.delta), self.privacy_unit, noise.name, noise.is_secure,
                          self.mechanism, (*public, *self.calibration), self.unsafe)
 
 # %% ../nbs/07_anm.ipynb #9c5cce12
@@ -829,12 +829,13 @@ def _check_margin(margin):
 def _check_sizes(n_train, n_test):
     return check_int(n_train, 'n_train', 4, hint=' (a public size)'), check_int(n_test, 'n_test', 4, hint=' (a public size)')
 
-# %% ../nbs/07_anm.ipynb #37e94674
+# %% ../nbs/07_anm.ipynb #c15a7747
 @patch
 def to_dict(plan: ANMPlan) -> dict:
     "JSON-able: `planned` (True), the charged cost, sizes, sensitivities, noise, `prob_correct` and the calibration's settings."
     return {'planned': True, 'method': 'anm', 'score': plan.score, 'privacy': plan.privacy, 'mechanism': plan.mechanism,
-            'epsilon': plan.cost.epsilon, 'delta': plan.cost.delta, 'n': plan.n, 'n_train': plan.n_train, 'n_test': plan.n_test,
+            'epsilon': float(plan.cost.epsilon), 'delta': float(plan.cost.delta), 'n': plan.n, 'n_train': plan.n_train,
+            'n_test': plan.n_test,
             'sensitivity': dict(plan.sensitivity), 'noise_scale': dict(plan.noise_scale), 'noise_sd': plan.noise_sd,
             'ci_halfwidth': None, 'margin': plan.margin, 'prob_correct': plan.probability_correct(),
             'conditional_on_release': plan.conditional_on_release, 'ptr': dict(plan.ptr) or None,
