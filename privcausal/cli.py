@@ -705,10 +705,12 @@ def _anm_sizes(args, df) -> dict:
     labels = df[args.split_column].astype(str)
     return {'n_train': int((labels == 'train').sum()), 'n_test': int((labels == 'test').sum())}
 
-# %% ../nbs/09_cli.ipynb #40b01aea
+# %% ../nbs/09_cli.ipynb #b88626a2
 def _in_flags(e: Exception, flags: dict) -> Exception:
     "The error `e` with its message in the command line's terms (marked so that `main` does not rewrite it again)."
-    out = type(e)(flag_message(str(e), flags)[0])
+    text = flag_message(str(e), flags)[0]
+    try: out = type(e)(text)
+    except Exception: out = (TypeError if isinstance(e, TypeError) else ValueError)(text)  # e.g. UnicodeDecodeError's five arguments
     out.in_flags = True
     return out
 

@@ -166,3 +166,11 @@ def test_dry_run_plans_at_the_margin(csv):
     assert d['margin'] == 0.1 and d['settings']['hsic_bandwidths'] == [0.3, 0.3]
     d = json.loads(cli(*base, '--split-column', 'part').stdout)
     assert (d['n_train'], d['n_test']) == (200, 200) and 'counts of --split-column part' in d['data_read']
+
+
+def test_an_unreadable_file_is_an_error_document(tmp_path):
+    "An error whose type takes more than a message (UnicodeDecodeError) is still reported as one JSON document, exit 2."
+    path = tmp_path / 'binary.csv'
+    path.write_bytes(b'\xff\xfe\x00binary')
+    out = cli('anm', str(path), '--epsilon', '1', '--x-bound', '1', '--y-bound', '1', '--json')
+    assert out.returncode == 2 and out.stdout == '' and 'decode' in json.loads(out.stderr)['error'], out.stderr
