@@ -712,3 +712,32 @@ def test_release_and_plan_dicts_are_strict_json_with_stable_keys(fit):
     assert set(d['released']) == {'score_x_to_y', 'score_y_to_x', 'refused'} | {
         f'noisy_distance_{v}_B{j}' for v in ('x', 'y', 'r_Y', 'r_X') for j in (1, 2)}
     assert d['settings']['noise_sd'] == pytest.approx(plan.noise_sd)
+
+
+def test_plan_is_a_keyword_only_plan():
+    "ANMPlan is a frozen, keyword-only `Plan`: its fields are declared once (flag, documentation), its cost is Laplace/PTR."
+    import dataclasses
+    from privcausal.method import Plan
+    assert issubclass(anm.ANMPlan, Plan)
+    with pytest.raises(TypeError): anm.ANMPlan(1000, 1.0)                       # no positional construction
+    p = anm.ANMPlan(n=1000, epsilon=1.0, score='kendall', margin=0.02)
+    assert (p.n, p.n_train, p.n_test) == (1000, 500, 500)                       # n is the number of rows
+    q = anm.plan_direction(n_train=700, n_test=300)
+    assert q.n == 1000 and q.noise_scale == anm.plan_direction(1000, train_fraction=0.7).noise_scale
+    with pytest.raises(dataclasses.FrozenInstanceError): p.epsilon = 2.0
+    assert p.stages == () and p.cost.mechanism == 'laplace' and p.ci_halfwidth is None
+    assert dataclasses.replace(p, epsilon=2.0).noise_scale[0][1] == pytest.approx(p.noise_scale[0][1] / 2)
+    assert p == anm.ANMPlan(n=1000, epsilon=1.0, margin=0.02) and p != dataclasses.replace(p, score='hsic')  # all fields compared
+    table = anm.ANMPlan.fields_table()
+    assert table.loc['clip', 'flag'] == '--clip-data' and table.loc['x_bounds', 'flag'] == '--x-bound'
+    assert table.loc['allow_unsafe', 'flag'] == '' and table.loc['mechanism', 'default'] == '(derived)'
+    assert (table['doc'] != '').all(), table[table['doc'] == '']                 # every field documented
+    with pytest.raises(TypeError, match='epsilon_typo'): anm.plan_direction(1000, epsilon_typo=1)
+
+
+def test_paper_accounting_reports_the_charged_cost():
+    "iqr_accounting='paper': the plan keeps the inputs, the cost, record, summary and JSON say what is charged (4/3)."
+    with pytest.warns(UserWarning, match='true'):
+        p = anm.plan_direction(2000, 'iqr', 1.2, 1e-3, iqr_accounting='paper')
+    assert p.epsilon == 1.2 and p.cost.epsilon == pytest.approx(1.6) and p.to_dict()['epsilon'] == pytest.approx(1.6)
+    assert 'charges epsilon=1.6' in p.summary() and p.record(ResearchNoise(np.random.default_rng(0))).epsilon == pytest.approx(1.6)

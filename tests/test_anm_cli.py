@@ -120,3 +120,57 @@ def test_numeric_strings_are_refused(tmp_path):
     pd.DataFrame({'a': ['0.1x'] + [str(v) for v in np.linspace(-1, 1, 39)], 'b': np.linspace(-1, 1, 40)}).to_csv(path, index=False)
     out = cli('anm', str(path), '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1')
     assert out.returncode == 2 and 'x must be numeric' in out.stderr, out.stderr
+
+
+def test_options_are_the_plan_fields():
+    "`privcausal anm` is generated from ANMPlan: every field with a flag is an option; anm has no entries in the old table."
+    import dataclasses, re
+    from privcausal import anm, cli
+    from privcausal.method import field_flag
+    help_text = cli.build_parser()._subparsers._group_actions[0].choices['anm'].format_help()
+    for f in dataclasses.fields(anm.ANMPlan):
+        shown = f.init and f.metadata.get('cli', True) and f.name not in ('n', 'epsilon', 'delta')
+        listed = re.search(re.escape(field_flag(f)) + r'(?![\w-])', help_text) is not None
+        assert listed == shown or f.name in ('epsilon', 'delta'), f.name
+    assert 'anm' not in cli.FLAGS_BY_COMMAND and not {'score', 'privacy', 'x_bounds', 'iqr_threshold'} & set(cli.FLAGS)
+    assert '--clip-data' in help_text and '--allow-unsafe' not in help_text
+
+
+@pytest.mark.parametrize('argv,flag,text', [
+    (['--privacy', 'both'], '--privacy', 'HSIC score only'),
+    (['--lam', '0'], '--lam', '--lam'),
+    (['--score', 'iqr', '--delta', '1e-3', '--iqr-threshold', 'paper'], '--iqr-threshold', 'NOT hold'),
+    (['--train-fraction', '0.3', '--split-column', 'part'], '--split-column', 'not both'),
+])
+def test_json_errors_name_the_flag(csv, argv, flag, text):
+    out = cli('anm', csv, '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', *argv, '--json')
+    doc = json.loads(out.stderr)
+    assert out.returncode == 2 and out.stdout == '' and doc['flag'] == flag and text in doc['error'], doc
+    assert 'privacy=' not in doc['error'] and 'lam must' not in doc['error']
+
+
+def test_clip_data(csv):
+    "--clip-data (what it clips: the data, to --x-bound/--y-bound) is announced; without it values outside are refused."
+    base = ('anm', csv, '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1', '--seed', '0', '--json')
+    refused = cli(*base)
+    assert refused.returncode == 2 and json.loads(refused.stderr)['flag'] == '--clip-data'
+    out = cli(*base, '--clip-data')
+    assert out.returncode == 0 and '--clip-data: values' in out.stderr, out.stderr
+
+
+def test_dry_run_plans_at_the_margin(csv):
+    base = ('anm', csv, '--x', 'a', '--y', 'b', '--epsilon', '1', '--dry-run', '--json')
+    d = json.loads(cli(*base).stdout)
+    assert d['margin'] == 0.05 and d['prob_correct'] > 0.5 and d['n'] == 400   # no bounds needed to plan
+    d = json.loads(cli(*base, '--margin', '0.1', '--score', 'hsic', '--hsic-bandwidths', '0.3').stdout)
+    assert d['margin'] == 0.1 and d['settings']['hsic_bandwidths'] == [0.3, 0.3]
+    d = json.loads(cli(*base, '--split-column', 'part').stdout)
+    assert (d['n_train'], d['n_test']) == (200, 200) and 'counts of --split-column part' in d['data_read']
+
+
+def test_an_unreadable_file_is_an_error_document(tmp_path):
+    "An error whose type takes more than a message (UnicodeDecodeError) is still reported as one JSON document, exit 2."
+    path = tmp_path / 'binary.csv'
+    path.write_bytes(b'\xff\xfe\x00binary')
+    out = cli('anm', str(path), '--epsilon', '1', '--x-bound', '1', '--y-bound', '1', '--json')
+    assert out.returncode == 2 and out.stdout == '' and 'decode' in json.loads(out.stderr)['error'], out.stderr
