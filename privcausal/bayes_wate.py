@@ -915,7 +915,7 @@ def _pvalue(self) -> float:
 WATEResult.std_error = property(_std_error, doc=_std_error.__doc__)
 WATEResult.pvalue = _pvalue
 
-# %% ../nbs/05_wate.ipynb #34b3bc4e
+# %% ../nbs/05_wate.ipynb #b710b1c7
 def _generator(noise: NoiseSource) -> np.random.Generator:
     "Randomness for the partition, the fill-in and the posterior: the research generator behind the noise, or fresh OS entropy."
     return noise.rng if isinstance(noise, ResearchNoise) else np.random.default_rng()
@@ -934,7 +934,7 @@ def _validate(data, outcome, treatment, covariates, X, estimands, sampler, draws
     check_int(cd.d, 'the number of covariates', 0, MAX_COVARIATES)
     return cd, frame
 
-
+# %% ../nbs/05_wate.ipynb #50e77fbd
 def _declared_covariates(cd: CausalRows,  # the rows
                          frame,  # the (pandas or Dask) frame they read
                          plan: WATEPlan,  # its `covariate_bounds` (public)
@@ -992,7 +992,7 @@ class _WATEPlans:
         return PrivacyRecord(self.cost.epsilon, 0.0, WATEResult.privacy_unit, noise.name, noise.is_secure,
                              'laplace (effect and variance of each estimand), exact posterior post-processing', public, caveats)
 
-# %% ../nbs/05_wate.ipynb #7c1926d9
+# %% ../nbs/05_wate.ipynb #4e620827
 def _partition_statistics_of(cd, M, a, estimands, v_model, gen) -> PartitionStatistics:
     "One keyed random partition drawn from `gen` and its per-partition statistics, where the rows live (only the M results travel)."
     stat = functools.partial(stacked_partition_statistics, truncation=a, estimands=estimands, v_model=v_model, return_truncated=True)
@@ -1016,7 +1016,7 @@ def _private_partitions(cd, M, a, estimands, v_model, on_failure, gen, max_repar
                       'failed parts left after the last try are filled in', PrivacyLeakWarning, stacklevel=_caller_level())
     return stats_
 
-
+# %% ../nbs/05_wate.ipynb #3378b486
 def _caller_level() -> int:
     "The `stacklevel` of the first frame outside this module and the release runner, seen from the function that calls `warnings.warn`."
     f, level = sys._getframe(2), 2
@@ -1131,7 +1131,7 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
                          clip=clip)
     return (out[0][estimand], out[1][estimand]) if diagnostics else out[estimand]
 
-# %% ../nbs/05_wate.ipynb #bd7a88e5
+# %% ../nbs/05_wate.ipynb #ea5a18b4
 @dataclasses.dataclass(frozen=True, repr=False)
 class WATEDiagnostics(NotPrivate):
     "NOT PRIVATE: confidential aggregates of Algorithm 1 and the full-data comparator, for studies only."
@@ -1151,7 +1151,7 @@ class WATEDiagnostics(NotPrivate):
                 f'V_bar={self.variance_bar:.3g}, V_bar/M={self.variance_of_mean:.3g}, failed partitions={self.n_failed}, '
                 f'truncated propensities={self.n_truncated}; {self.nonprivate!r})')
 
-
+# %% ../nbs/05_wate.ipynb #bca0bc80
 def wate_diagnostics(data: pd.DataFrame | None = None,  # the data, as for `wate`
                      *,
                      outcome,  # binary outcome: column name or array
