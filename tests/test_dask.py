@@ -230,6 +230,30 @@ def test_wate_on_dask_equals_in_memory(inproc_client):
     for k in ('ATE', 'ATC'): assert abs(both_d[k].estimate - both_m[k].estimate) <= 1e-8
 
 
+def test_wate_one_row_path_equals_on_both_backends(inproc_client):
+    "Declared covariate ranges (clipped), every v_model's diagnostics, arrays and no covariates: the same numbers on pandas and Dask."
+    pdf = _wate_frame()
+    ddf = dd.from_pandas(pdf, npartitions=3)
+    cols, kw = dict(outcome='y', treatment='z'), dict(epsilon=1.0, n_partitions=30, draws=500)
+    bounds = {c: (-1.5, 1.5) for c in ('x1', 'x2', 'x3', 'x4')}  # some rows outside: clipped (announced)
+    with pytest.warns(UserWarning, match='clipped'):
+        mem = wate(pdf, covariate_bounds=bounds, clip=True, rng=np.random.default_rng(6), **cols, **kw)
+    with pytest.warns(UserWarning, match='clipped'):
+        dsk = wate(ddf, covariate_bounds=bounds, clip=True, rng=np.random.default_rng(6), **cols, **kw)
+    assert abs(dsk.released_tau - mem.released_tau) <= 1e-8 and abs(dsk.estimate - mem.estimate) <= 1e-8
+    arr = wate(X=pdf[['x1', 'x2', 'x3', 'x4']].to_numpy(), outcome=pdf.y.to_numpy(), treatment=pdf.z.to_numpy(),
+               rng=np.random.default_rng(7), **kw)
+    dsk = wate(ddf, rng=np.random.default_rng(7), **cols, **kw)
+    assert abs(dsk.released_tau - arr.released_tau) <= 1e-8 and abs(dsk.released_variance - arr.released_variance) <= 1e-8
+    for v_model in ('pooled_logit', 'arm_mean'):  # the comparator on a Dask frame: every v_model (per_arm_logit above)
+        (rm, dm), (rd, dd_) = (wate(f, estimand='ATC', v_model=v_model, diagnostics=True, rng=np.random.default_rng(8), **cols, **kw)
+                               for f in (pdf, ddf))
+        assert abs(rd.released_tau - rm.released_tau) <= 1e-8 and abs(dd_.tau_bar - dm.tau_bar) <= 1e-8
+        assert abs(dd_.nonprivate.estimate - dm.nonprivate.estimate) <= 1e-8 and abs(dd_.nonprivate.variance - dm.nonprivate.variance) <= 1e-10
+    none_m, none_d = (wate(f[['z', 'y']], rng=np.random.default_rng(9), **cols, **kw) for f in (pdf, ddf))  # d = 0
+    assert abs(none_d.released_tau - none_m.released_tau) <= 1e-8
+
+
 def _with(pdf, row, col, value):
     bad = pdf.copy()
     bad.loc[row, col] = value
