@@ -570,7 +570,7 @@ def _design(A, covariates, bound, constant, clip, intercept=False):
     if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #ee87d69c
+# %% ../nbs/02b_backend.ipynb #1767cf95
 _BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
@@ -591,20 +591,21 @@ def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, cli
     y = y if keep is None else y[keep]
     if not ((y == 0) | (y == 1)).all(): check_binary_treatment(y, name=role)  # raises, naming the response
     k = len(w)
-    s, g, H = np.empty(len(y)), np.zeros(k), np.zeros((k, k)) if hessian else 0.0
-    sq, n_clipped, j = 0.0, 0, 0
+    sb, g, H = np.empty(_BLOCK_ROWS), np.zeros(k), np.zeros((k, k)) if hessian else 0.0
+    f, sq, n_clipped, j = 0.0, 0.0, 0, 0
     for i in range(0, len(A), _BLOCK_ROWS):
         X, c = _design(A[i:i + _BLOCK_ROWS] if keep is None else A[i:i + _BLOCK_ROWS][keep[i:i + _BLOCK_ROWS]],
                        covariates, bound, constant, clip, intercept)
-        p = expit(np.dot(X, w, out=s[j:j + len(X)]))
-        g += (p - y[j:j + len(X)]) @ X
+        s, yb = np.dot(X, w, out=sb[:len(X)]), y[j:j + len(X)]
+        p = expit(s)
+        g += (p - yb) @ X
         if hessian: H += (X.T * (p * (1 - p))) @ X
+        if loss: f += float(np.logaddexp(0.0, s).sum() - yb @ s)
         if frobenius: sq += float(np.einsum('ij,ij->', X, X))
         n_clipped, j = n_clipped + c, j + len(X)
-    if not np.isfinite(s).all():
+    if not np.isfinite(g).all():  # a non-finite covariate in a fitted row makes the gradient non-finite, at every w
         check_finite(A if keep is None else A[keep], name='covariates', columns=covariates)
         raise ValueError('covariates: too large for the logistic model (its scores overflow); divide them by a public bound')
-    f = float(np.logaddexp(0.0, s).sum() - y @ s) if loss else 0.0
     return np.array([len(y), f, sq, n_clipped]), g, H
 
 # %% ../nbs/02b_backend.ipynb #6c5d21d8
@@ -632,7 +633,7 @@ class ERMFit:
                 f'grad_norm={self.grad_norm:.2e} <= tol={self.tol:g}: {self.certified}, n_iter={self.n_iter}, '
                 f'passes={self.passes}, fallback_steps={self.fallback_steps})')
 
-# %% ../nbs/02b_backend.ipynb #50b1902a
+# %% ../nbs/02b_backend.ipynb #a92cd4c0
 _SAMPLE_ROWS = 10_000  # beyond this many rows, the start and the Newton direction come from a subsample of this size
 @dataclasses.dataclass(frozen=True)
 class _Pass:
@@ -677,12 +678,12 @@ def _sample_chunk(chunk, index, columns, grid, select, arm_column, arm):
 
 def _sample_rows(rows, cols, size, kw) -> pd.DataFrame:
     "The fitted rows among `size` evenly spaced positions of `rows`, in memory (one pass)."
-    grid = np.unique(np.linspace(0, rows.n - 1, size).astype(np.int64))
+    grid = np.linspace(0, rows.n - 1, size).astype(np.int64)  # increasing: called only when rows.n > size
     (S,) = rows.map_reduce(functools.partial(_sample_chunk, columns=cols, grid=grid, select=kw['select'],
                                              arm_column=kw['arm_column'], arm=kw['arm']), cols)
     return pd.DataFrame(S[S[:, -1] == 1, :-1], columns=cols)
 
-# %% ../nbs/02b_backend.ipynb #b40dc9e6
+# %% ../nbs/02b_backend.ipynb #b94acaca
 def _armijo(J, w, f, step, slope, exact, q):
     "Backtrack from the full step (whose pass is `q`) until J falls by the Armijo amount: (step length, pass at the new point)."
     a, f = 1.0, J(w, loss=True).f if f is None else f
@@ -698,13 +699,15 @@ def _newton(J, w, lam, tol, max_iter, H=None):
     exact, loss = H is None, lam == 0
     p = J(w, hessian=exact, loss=loss, frobenius=True)
     beta = lam + p.sq / 4  # the Hessian of J is at most beta I
+    prev = math.inf
     for it in range(max_iter + 1):
         gnorm = float(np.linalg.norm(p.g))
         if gnorm <= tol or it == max_iter: break
         Hk = p.H if exact else H
         step = np.linalg.solve(Hk, p.g) if lam > 0 else np.linalg.lstsq(Hk, p.g, rcond=None)[0]
         slope = float(p.g @ step)
-        q, a = J(w - step, hessian=exact, loss=loss), 1.0
+        last = prev < math.inf and (gnorm ** 3 / prev ** 2 if exact else gnorm ** 2 / prev) <= tol  # the next point likely certified: J with it
+        q, a, prev = J(w - step, hessian=exact, loss=loss or last), 1.0, gnorm
         if loss or gnorm ** 2 / (2 * beta) - (q.g @ q.g) / (2 * lam) < 1e-4 * slope:  # decrease not certified: Armijo on J
             a, q = _armijo(J, w, p.f, step, slope, exact, q)
         if not exact:  # BFGS: make H exact along the step just taken
