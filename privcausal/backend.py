@@ -19,7 +19,7 @@ from scipy.special import expit
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask', 'partition_labels',
            'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'CausalRows', 'causal_rows',
-           'LogisticERM', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums',
+           'ERMFit', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums',
            'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
 # %% ../nbs/02b_backend.ipynb #f5fdf93f
@@ -535,7 +535,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #3c7e16a0
+# %% ../nbs/02b_backend.ipynb #56e00fb3
 _BALL_TOL = 1e-12  # as in privcausal.propensity: rounding slack of a row at norm 1 after division
 
 
@@ -547,71 +547,177 @@ def _chunk_values(chunk, index, select, covariates):
     return A
 
 
-def _design(A, covariates, bound, constant, clip):
-    "The model's rows: covariates (first columns of `A`) divided by the public `bound`, in the unit ball (or projected onto it), then as `propensity.augment_constant`: (X, n_clipped)."
+def _design(A, covariates, bound, constant, clip, intercept=False):
+    "The model's rows: covariates (first columns of `A`) divided by the public `bound`, in the unit ball (or projected onto it), then as `propensity.augment_constant`; `bound=None`: the covariates as given (a design made by the caller); `intercept`: a column of ones last. (X, n_clipped)"
     d = len(covariates)
-    X = np.empty((len(A), d + (constant is not None)))
-    np.multiply(A[:, :d], 1.0 / bound, out=X[:, :d])
-    norms = row_norms(X[:, :d])  # rescaled where the squared norm would overflow
-    over = norms > 1 + _BALL_TOL
-    n_over = int(over.sum())
-    if n_over and not clip:
-        raise ValueError('covariate_bound: some covariate rows lie outside the ball of this public bound; state a bound '
-                         'that holds for every row, or ask for clipping (clip_rows=True); not shown: counts come from the data')
-    if n_over: X[over, :d] /= norms[over][:, None]
+    if bound is None and constant is None and not intercept: return A[:, :d], 0  # no copy
+    X = np.empty((len(A), d + (constant is not None) + bool(intercept)))
+    n_over = 0
+    if bound is None: X[:, :d] = A[:, :d]
+    else:
+        np.multiply(A[:, :d], 1.0 / bound, out=X[:, :d])
+        norms = row_norms(X[:, :d])  # rescaled where the squared norm would overflow
+        if not np.isfinite(norms).all(): check_finite(A[:, :d], name='covariates', columns=covariates)
+        over = norms > 1 + _BALL_TOL
+        n_over = int(over.sum())
+        if n_over and not clip:
+            raise ValueError('covariate_bound: some covariate rows lie outside the ball of this public bound; state a bound '
+                             'that holds for every row, or ask for clipping (clip_rows=True); not shown: counts come from the data')
+        if n_over: X[over, :d] /= norms[over][:, None]
     if constant is not None:  # the public intercept: rows (sqrt(1 - c^2) x, c) stay in the unit ball
         X[:, :d] *= math.sqrt(1 - constant * constant)
         X[:, d] = constant
+    if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #00e2d646
-def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, clip, select, hessian=True):
-    "One worker's part of a Newton pass: (rows, loss sum, gradient sum, Hessian sum (0 if not asked for), rows clipped)."
-    A = _chunk_values(chunk, index, select, covariates)  # columns: covariates, treatment
-    X, n_clipped = _design(A, covariates, bound, constant, clip)
-    t = check_binary_treatment(A[:, -1], name='treatment').astype(float)
-    s = X @ w
-    p = expit(s)
-    loss = float(np.logaddexp(0.0, s).sum() - t @ s)
-    return np.array([len(t), loss]), (p - t) @ X, (X.T * (p * (1 - p))) @ X if hessian else 0.0, n_clipped
+# %% ../nbs/02b_backend.ipynb #1767cf95
+_BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
+def _fitted(chunk, index, select, arm_column, arm):
+    "Which rows of the chunk are fitted: `select(index)` and, if asked, the rows of one arm (None: all)."
+    keep = None if select is None else np.asarray(select(index), dtype=bool)
+    if arm_column is None: return keep
+    in_arm = chunk[arm_column].to_numpy(dtype=float) == arm
+    return in_arm if keep is None else keep & in_arm
+
+
+def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, clip, select, arm_column=None, arm=1.0,
+                    intercept=False, role='treatment', hessian=False, loss=False, frobenius=False):
+    "One worker's part of a pass at `w`: ([rows, loss sum, squared row norms, rows clipped], gradient sum, Hessian sum or 0)."
+    A = chunk[list(covariates)].to_numpy(dtype=float)  # a view, not a copy, when the covariates are one float block
+    keep = _fitted(chunk, index, select, arm_column, arm)
+    y = chunk[treatment].to_numpy(dtype=float)
+    y = y if keep is None else y[keep]
+    if not ((y == 0) | (y == 1)).all(): check_binary_treatment(y, name=role)  # raises, naming the response
+    k = len(w)
+    sb, g, H = np.empty(_BLOCK_ROWS), np.zeros(k), np.zeros((k, k)) if hessian else 0.0
+    f, sq, n_clipped, j = 0.0, 0.0, 0, 0
+    for i in range(0, len(A), _BLOCK_ROWS):
+        X, c = _design(A[i:i + _BLOCK_ROWS] if keep is None else A[i:i + _BLOCK_ROWS][keep[i:i + _BLOCK_ROWS]],
+                       covariates, bound, constant, clip, intercept)
+        s, yb = np.dot(X, w, out=sb[:len(X)]), y[j:j + len(X)]
+        p = expit(s)
+        g += (p - yb) @ X
+        if hessian: H += (X.T * (p * (1 - p))) @ X
+        if loss: f += float(np.logaddexp(0.0, s).sum() - yb @ s)
+        if frobenius: sq += float(np.einsum('ij,ij->', X, X))
+        n_clipped, j = n_clipped + c, j + len(X)
+    if not np.isfinite(g).all():  # a non-finite covariate in a fitted row makes the gradient non-finite, at every w
+        check_finite(A if keep is None else A[keep], name='covariates', columns=covariates)
+        raise ValueError('covariates: too large for the logistic model (its scores overflow); divide them by a public bound')
+    return np.array([len(y), f, sq, n_clipped]), g, H
+
+# %% ../nbs/02b_backend.ipynb #6c5d21d8
 @dataclasses.dataclass(frozen=True, eq=False)
-class LogisticERM:
-    "NOT PRIVATE: the exact minimiser of the regularised logistic loss over the selected rows (what the noise protects)."
-    weights: np.ndarray  # $\hat{\mathbf w}$ (with the constant's weight last, if any)
+class ERMFit:
+    "NOT PRIVATE: a certified solution of the L2-regularised logistic ERM over the fitted rows (the quantity the noise protects)."
+    weights: np.ndarray  # $\hat{\mathbf w}$, within `tol`/$\lambda$ of the minimiser (the constant's weight last, if any; read-only)
     objective: float  # $J(\hat{\mathbf w})$
-    grad_norm: float  # $\|\nabla J(\hat{\mathbf w})\|_2$
-    n_iter: int  # Newton steps
-    passes: int  # passes over the rows (one per step unless a step was halved)
+    grad_norm: float  # $\|\nabla J(\hat{\mathbf w})\|_2$ at the returned point
+    n_iter: int  # Newton steps taken on all the fitted rows (after a start from a subsample when there are many)
     m: int  # rows fitted
-    lam: float  # $\lambda$
-    n_clipped: int  # rows projected onto the ball (NOT PRIVATE; 0 unless clipping was asked for)
-    tol: float = 1e-10  # $\tau$: the gradient tolerance certified (the sensitivity is $2/(m\lambda) + 2\tau/\lambda$)
+    lam: float  # $\lambda$ (0: an unpenalised fit, which has no certificate to give)
+    tol: float = 1e-10  # $\tau$: the public gradient tolerance certified (the sensitivity is $2/(m\lambda) + 2\tau/\lambda$)
     fallback_steps: int = 0  # accelerated-gradient steps after Newton (0: Newton certified the point)
+    passes: int = 0  # passes over the rows (the subsample's not counted)
+    n_clipped: int = 0  # rows projected onto the ball (NOT PRIVATE; 0 unless clipping was asked for)
 
     @property
     def certified(self) -> bool:
-        "Is $\\|\\nabla J(\\hat{\\mathbf w})\\|\\le\\tau$?"
+        "Is $\\|\\nabla J(\\hat{\\mathbf w})\\|\\le\\tau$ (always, in exact arithmetic, when $\\lambda > 0$)?"
         return self.grad_norm <= self.tol
 
     def __repr__(self):
-        return (f'LogisticERM(NOT PRIVATE: m={self.m}, d={len(self.weights)}, lam={self.lam:g}, objective={self.objective:.6g}, '
-                f'grad_norm={self.grad_norm:.2e} <= tol={self.tol:g}: {self.certified}, n_iter={self.n_iter}, passes={self.passes})')
+        return (f'ERMFit(NOT PRIVATE: m={self.m}, d={len(self.weights)}, lam={self.lam:g}, objective={self.objective:.6g}, '
+                f'grad_norm={self.grad_norm:.2e} <= tol={self.tol:g}: {self.certified}, n_iter={self.n_iter}, '
+                f'passes={self.passes}, fallback_steps={self.fallback_steps})')
 
-# %% ../nbs/02b_backend.ipynb #778e3aeb
-def _newton_pass(rows, w, lam, kw, hessian=True):
-    "J, its gradient and (if asked) its Hessian at `w`, from one pass over the rows."
-    (m, loss), g, H, n_clipped = rows.map_reduce(functools.partial(_logistic_chunk, w=w, hessian=hessian, **kw),
-                                                 kw['covariates'] + [kw['treatment']])
-    m = int(m)
-    if m == 0: raise ValueError('no rows were selected for the fit')
-    if hessian:
-        H = H / m
-        H.flat[::len(w) + 1] += lam
-    return loss / m + 0.5 * lam * w @ w, g / m + lam * w, H, m, int(n_clipped)
+# %% ../nbs/02b_backend.ipynb #a92cd4c0
+_SAMPLE_ROWS = 10_000  # beyond this many rows, the start and the Newton direction come from a subsample of this size
+@dataclasses.dataclass(frozen=True)
+class _Pass:
+    "What one pass gives the driver (divided by m, the penalty added)."
+    f: float | None  # J, if asked for
+    g: np.ndarray  # its gradient
+    H: np.ndarray | None  # its Hessian, if asked for
+    m: int  # rows fitted
+    sq: float  # mean squared row norm of the design (asked for with frobenius=True)
+    n_clipped: int  # rows projected onto the ball
 
 
+class _Objective:
+    "$J$ over the rows of `rows` given the chunk arguments `kw`: one pass per call, counted."
+    def __init__(self, rows, cols, kw, lam): self.rows, self.cols, self.kw, self.lam, self.passes = rows, cols, kw, lam, 0
+
+    def __call__(self, w, hessian=False, loss=False, frobenius=False) -> _Pass:
+        (m, f, sq, n_clipped), g, H = self.rows.map_reduce(functools.partial(
+            _logistic_chunk, w=w, hessian=hessian, loss=loss, frobenius=frobenius, **self.kw), self.cols)
+        self.passes, m, lam = self.passes + 1, int(m), self.lam
+        if m == 0: raise ValueError('no rows were selected for the fit')
+        if hessian:
+            H = H / m
+            H.flat[::len(w) + 1] += lam
+        return _Pass(f / m + 0.5 * lam * w @ w if loss else None, g / m + lam * w, H if hessian else None, m, sq / m,
+                     int(n_clipped))
+
+
+def _sample_chunk(chunk, index, columns, grid, select, arm_column, arm):
+    "This chunk's fitted rows at the global positions `grid` (sorted), in their slots; a last column marks the filled slots."
+    out = np.zeros((len(grid), len(columns) + 1))
+    if len(index) and index[-1] - index[0] == len(index) - 1:  # a range of rows (as every backend gives): no search
+        slots = np.arange(np.searchsorted(grid, index[0]), np.searchsorted(grid, index[-1], side='right'))
+        pos = grid[slots] - index[0]
+    else: pos = np.flatnonzero(np.isin(index, grid)); slots = np.searchsorted(grid, index[pos])
+    part = chunk.iloc[pos]
+    keep = _fitted(part, index[pos], select, arm_column, arm)
+    if keep is not None: slots, part = slots[keep], part.iloc[np.flatnonzero(keep)]
+    out[slots, :-1], out[slots, -1] = part[columns].to_numpy(dtype=float), 1.0
+    return (out,)
+
+
+def _sample_rows(rows, cols, size, kw) -> pd.DataFrame:
+    "The fitted rows among `size` evenly spaced positions of `rows`, in memory (one pass)."
+    grid = np.linspace(0, rows.n - 1, size).astype(np.int64)  # increasing: called only when rows.n > size
+    (S,) = rows.map_reduce(functools.partial(_sample_chunk, columns=cols, grid=grid, select=kw['select'],
+                                             arm_column=kw['arm_column'], arm=kw['arm']), cols)
+    return pd.DataFrame(S[S[:, -1] == 1, :-1], columns=cols)
+
+# %% ../nbs/02b_backend.ipynb #b94acaca
+def _armijo(J, w, f, step, slope, exact, q):
+    "Backtrack from the full step (whose pass is `q`) until J falls by the Armijo amount: (step length, pass at the new point)."
+    a, f = 1.0, J(w, loss=True).f if f is None else f
+    if q.f is None: q = J(w - step, hessian=exact, loss=True)
+    while not (q.f <= f - 1e-4 * a * slope or abs(q.f - f) <= 1e-15 * max(1.0, abs(f)) or a < 1e-10):
+        a /= 2
+        q = J(w - a * step, hessian=exact, loss=True)
+    return a, q
+
+
+def _newton(J, w, lam, tol, max_iter, H=None):
+    "Newton steps from `w` until $\\|\\nabla J\\|\\le\\tau$ or `max_iter` steps: (w, its pass, steps, beta)."
+    exact, loss = H is None, lam == 0
+    p = J(w, hessian=exact, loss=loss, frobenius=True)
+    beta = lam + p.sq / 4  # the Hessian of J is at most beta I
+    prev = math.inf
+    for it in range(max_iter + 1):
+        gnorm = float(np.linalg.norm(p.g))
+        if gnorm <= tol or it == max_iter: break
+        Hk = p.H if exact else H
+        step = np.linalg.solve(Hk, p.g) if lam > 0 else np.linalg.lstsq(Hk, p.g, rcond=None)[0]
+        slope = float(p.g @ step)
+        last = prev < math.inf and (gnorm ** 3 / prev ** 2 if exact else gnorm ** 2 / prev) <= tol  # the next point likely certified: J with it
+        q, a, prev = J(w - step, hessian=exact, loss=loss or last), 1.0, gnorm
+        if loss or gnorm ** 2 / (2 * beta) - (q.g @ q.g) / (2 * lam) < 1e-4 * slope:  # decrease not certified: Armijo on J
+            a, q = _armijo(J, w, p.f, step, slope, exact, q)
+        if not exact:  # BFGS: make H exact along the step just taken
+            dw, dg = -a * step, q.g - p.g
+            Hdw = H @ dw
+            if dg @ dw > 0: H = H + np.outer(dg, dg) / (dg @ dw) - np.outer(Hdw, Hdw) / (dw @ Hdw)
+        w, p = w - a * step, q
+    return w, p, it, beta
+
+# %% ../nbs/02b_backend.ipynb #30250a92
 def accelerated_steps(lam: float,  # $\lambda$ (strong convexity)
                       beta: float,  # $\beta$ (smoothness), e.g. $\lambda + 1/4$ for rows in the unit ball
                       grad_norm: float,  # $\|\mathbf g_1\|$ at the start
@@ -623,59 +729,69 @@ def accelerated_steps(lam: float,  # $\lambda$ (strong convexity)
     return 1 + math.ceil(math.sqrt(kappa) * math.log(beta * (lam + beta) * grad_norm ** 2 / (lam ** 2 * tol ** 2)))
 
 
-def _accelerated(rows, w, g, lam, tol, kw, check_every=20):
-    "The fallback when Newton has not certified the point: Nesterov's method, one pass per step, until the certificate."
-    beta = lam + 0.25  # the model's rows lie in the unit ball, so the Hessian of J is at most (1/4 + lam) I
+def _accelerated(J, w, g, lam, beta, tol, check_every=20):
+    "Nesterov's method from `w` (gradient `g`), one pass per step, until the certificate (checked every `check_every` steps): (point, steps)."
     steps, rk = accelerated_steps(lam, beta, float(np.linalg.norm(g)), tol), math.sqrt(beta / lam)
     momentum, x, y_prev, y = (rk - 1) / (rk + 1), w, w, w
     for k in range(1, steps + 1):
         y = x - g / beta
         x, y_prev = y + momentum * (y - y_prev), y
-        if k % check_every == 0 or k == steps:
-            f_y, g_y = _newton_pass(rows, y, lam, kw, hessian=False)[:2]
-            if np.linalg.norm(g_y) <= tol or k == steps: return y, f_y, g_y, k
-        g = _newton_pass(rows, x, lam, kw, hessian=False)[1]
-    return y, *_newton_pass(rows, y, lam, kw, hessian=False)[:2], 0
+        if k % check_every == 0 and np.linalg.norm(J(y).g) <= tol: return y, k
+        g = J(x).g
+    return y, steps
+
+# %% ../nbs/02b_backend.ipynb #0c2e841e
+def _solve(rows, cols, kw, k, lam, tol, max_iter, sample_rows):
+    "The certified fit of the rows' logistic ERM: (weights, last pass, Newton steps, fallback steps, passes)."
+    J, w, H = _Objective(rows, cols, kw, lam), np.zeros(k), None
+    if lam > 0 and sample_rows and rows.n > sample_rows:  # start and Hessian from a subsample: only the gradient on ALL rows certifies
+        sub = _sample_rows(rows, cols, sample_rows, kw)
+        if len(sub):
+            J_sub = _Objective(PandasRows(sub), cols, {**kw, 'select': None, 'arm_column': None}, lam)
+            w, p_sub, _, _ = _newton(J_sub, w, lam, tol, max_iter)
+            H = p_sub.H
+    w, p, it, beta = _newton(J, w, lam, tol, max_iter, H)
+    extra = 0
+    if lam > 0 and np.linalg.norm(p.g) > tol: w, extra = _accelerated(J, w, p.g, lam, beta, tol)
+    if p.f is None or extra: p = J(w, loss=True)  # the record: J and its gradient at the returned point
+    w = np.array(w, dtype=float)
+    w.flags.writeable = False
+    return w, p, it, extra, J.passes
+
+# %% ../nbs/02b_backend.ipynb #924011ca
+def _logistic_kw(rows, covariates, response, role, covariate_bound, constant, clip_rows, select, arm_column=None, arm=1,
+                 intercept=False):
+    "The arguments of a logistic pass, checked from metadata (no value read): (chunk arguments, columns read, number of weights)."
+    cov, resp = _check_columns(rows.dtypes, covariates, 'covariates'), _check_columns(rows.dtypes, response, role)
+    arm_cols = [] if arm_column is None else _check_columns(rows.dtypes, arm_column, 'arm_column')
+    kw = dict(covariates=cov, treatment=resp[0], bound=None if covariate_bound is None else check_positive(covariate_bound, 'covariate_bound'),
+              constant=check_constant(constant, 'constant'), clip=bool(clip_rows), select=select,
+              arm_column=arm_cols[0] if arm_cols else None, arm=float(arm), intercept=bool(intercept), role=role)
+    return kw, cov + resp + arm_cols, len(cov) + (kw['constant'] is not None) + bool(intercept)
 
 
 def fit_logistic_rows(rows,  # `Rows`, or a frame for `as_rows`
                       *,
                       covariates: list,  # covariate columns
-                      treatment: str,  # 0/1 treatment column
+                      treatment: str,  # 0/1 treatment column (the response of the propensity model)
                       lam: float = 0.1,  # $\lambda > 0$
                       select: Callable | None = None,  # `select(index)` -> bool mask of the rows to fit (e.g. `split_mask`), None = all
-                      covariate_bound: float = 1.0,  # $R$: covariates are divided by it (PUBLIC bound on the row norm)
+                      covariate_bound: float | None = 1.0,  # $R$: covariates are divided by it (PUBLIC bound on the row norm); None: used as given, not checked
                       constant: float | None = None,  # the public intercept feature $c$: rows become $(\sqrt{1-c^2}\,x/R,\ c)$
                       clip_rows: bool = False,  # project rows outside the ball onto it instead of raising
                       tol: float = 1e-10,  # $\tau$: the returned point has gradient norm at most this
-                      max_iter: int = 50,  # Newton steps before the accelerated-gradient fallback
-                     ) -> LogisticERM:
-    "The certified L2-regularised logistic ERM of `privcausal.propensity.fit_logistic_erm`, by Newton steps on summed statistics."
+                      max_iter: int = 50,  # Newton steps (on the subsample, then on all rows) before the accelerated fallback
+                      sample_rows: int = _SAMPLE_ROWS,  # start from a subsample of this many rows when there are more (0: never)
+                     ) -> ERMFit:
+    "The certified minimiser of the L2-regularised mean logistic loss over the fitted rows, by Newton steps on statistics summed where the rows live."
     lam, tol = check_positive(lam, 'lam'), check_positive(tol, 'tol')
-    max_iter = check_size(max_iter, 'max_iter', 0)
+    max_iter, sample_rows = check_size(max_iter, 'max_iter', 0), check_size(sample_rows, 'sample_rows', 0)
     rows = as_rows(rows)
-    kw = dict(covariates=_check_columns(rows.dtypes, covariates, 'covariates'), treatment=_check_columns(rows.dtypes, treatment, 'treatment')[0],
-              bound=check_positive(covariate_bound, 'covariate_bound'), constant=check_constant(constant, 'constant'), clip=bool(clip_rows), select=select)
-    w = np.zeros(len(kw['covariates']) + (constant is not None))
-    f, g, H, m, n_clipped = _newton_pass(rows, w, lam, kw)
-    passes, it = 1, 0
-    while np.linalg.norm(g) > tol and it < max_iter:
-        it += 1
-        step, a = np.linalg.solve(H, g), 1.0
-        slope = float(g @ step)
-        while True:  # Armijo backtracking; the full step is taken near the optimum
-            f_new, g_new, H_new, _, _ = _newton_pass(rows, w - a * step, lam, kw)
-            passes += 1
-            if f_new <= f - 1e-4 * a * slope or abs(f_new - f) <= 1e-15 * max(1.0, abs(f)) or a < 1e-10: break
-            a /= 2
-        w, f, g, H = w - a * step, f_new, g_new, H_new
-    extra = 0
-    if np.linalg.norm(g) > tol: w, f, g, extra = _accelerated(rows, w, g, lam, tol, kw)  # never seen in our tests
-    w = np.array(w, dtype=float)
-    w.flags.writeable = False
-    return LogisticERM(w, float(f), float(np.linalg.norm(g)), it, passes + extra, m, lam, n_clipped, tol, extra)
+    kw, cols, k = _logistic_kw(rows, covariates, treatment, 'treatment', covariate_bound, constant, clip_rows, select)
+    w, p, it, extra, passes = _solve(rows, cols, kw, k, lam, tol, max_iter, sample_rows)
+    return ERMFit(w, float(p.f), float(np.linalg.norm(p.g)), it, p.m, lam, tol, extra, passes, p.n_clipped)
 
-# %% ../nbs/02b_backend.ipynb #30fa98a4
+# %% ../nbs/02b_backend.ipynb #11deac81
 def logistic_hessian_rows(rows,  # `Rows`, or a frame for `as_rows`
                           *,
                           covariates: list,  # covariate columns
@@ -688,10 +804,8 @@ def logistic_hessian_rows(rows,  # `Rows`, or a frame for `as_rows`
                          ) -> tuple:  # (the k x k sum, rows selected)
     "$\\sum_i \\pi_{\\mathbf w}(\\mathbf z_i)(1-\\pi_{\\mathbf w}(\\mathbf z_i))\\,\\mathbf z_i\\mathbf z_i^\\top$ over the selected rows, from one pass where they live."
     rows = as_rows(rows)
-    kw = dict(covariates=_check_columns(rows.dtypes, covariates, 'covariates'), treatment=_check_columns(rows.dtypes, treatment, 'treatment')[0],
-              bound=check_positive(covariate_bound, 'covariate_bound'), constant=check_constant(constant, 'constant'), clip=bool(clip_rows), select=select)
-    (m, _), _, H, _ = rows.map_reduce(functools.partial(_logistic_chunk, w=np.asarray(weights, dtype=float), hessian=True, **kw),
-                                      kw['covariates'] + [kw['treatment']])
+    kw, cols, _ = _logistic_kw(rows, covariates, treatment, 'treatment', covariate_bound, constant, clip_rows, select)
+    (m, *_), _, H = rows.map_reduce(functools.partial(_logistic_chunk, w=np.asarray(weights, dtype=float), hessian=True, **kw), cols)
     k = len(weights)
     return (np.asarray(H, dtype=float).reshape(k, k) if int(m) else np.zeros((k, k))), int(m)
 
@@ -836,21 +950,7 @@ def check_rows(rows,  # `Rows`, or a frame for `as_rows`
     names = ('fit_treated', 'fit_control', 'estimate_treated', 'estimate_control')
     return RowsCheck(rows.n, int(counts[0]), int(counts[1]), {k: int(v) for k, v in zip(names, arms)})
 
-# %% ../nbs/02b_backend.ipynb #47c835e3
-def _logit_chunk(chunk, index, d, beta, arm):
-    "One worker's part of a Newton pass of an unpenalised logistic regression: (log-likelihood, gradient, Hessian) sums."
-    A = chunk.to_numpy(dtype=float)  # columns: covariates, response[, arm column]
-    X = np.empty((len(A), d + 1))
-    X[:, 0] = 1.0
-    X[:, 1:] = A[:, :d]
-    y = A[:, d]
-    w = np.ones(len(A)) if arm is None else (A[:, d + 1] == arm).astype(float)
-    eta = X @ beta
-    mu = expit(eta)
-    ll = float(w @ (y * eta - np.logaddexp(0.0, eta)))
-    return np.array([ll]), X.T @ (w * (y - mu)), (X.T * (w * mu * (1 - mu))) @ X
-
-
+# %% ../nbs/02b_backend.ipynb #52431a0d
 def fit_logistic_unpenalised_rows(rows,  # `Rows`, or a frame for `as_rows`
                                   *,
                                   covariates: list,  # covariate columns (an intercept is added first)
@@ -858,26 +958,13 @@ def fit_logistic_unpenalised_rows(rows,  # `Rows`, or a frame for `as_rows`
                                   arm_column: str | None = None,  # fit only the rows where this column equals `arm`
                                   arm: float = 1,  # the arm fitted when `arm_column` is given
                                   max_iter: int = 30,  # Newton steps at most (reached only under separation)
-                                  tol: float = 1e-10,  # stop when the largest coefficient change is below this
+                                  tol: float = 1e-10,  # stop when the gradient norm (of the mean log-loss) is below this
                                  ) -> np.ndarray:  # NOT PRIVATE coefficients, intercept first
-    "NOT PRIVATE: an unpenalised logistic regression by Newton steps on sums computed where the rows live."
+    "NOT PRIVATE: an unpenalised logistic regression by the solver of `fit_logistic_rows` with $\\lambda = 0$ and an intercept."
     rows = as_rows(rows)
-    cov = _check_columns(rows.dtypes, covariates, 'covariates')
-    cols = cov + _check_columns(rows.dtypes, response, 'response') + ([] if arm_column is None else _check_columns(rows.dtypes, arm_column, 'arm_column'))
-    max_iter, tol = check_size(max_iter, 'max_iter', 1), check_positive(tol, 'tol')
-    chunk = functools.partial(_logit_chunk, d=len(cov), arm=None if arm_column is None else float(arm))
-    at = lambda b: rows.map_reduce(functools.partial(chunk, beta=b), cols)
-    beta = np.zeros(len(cov) + 1)
-    (ll,), g, H = at(beta)
-    for _ in range(max_iter):
-        step, t = np.linalg.lstsq(H, g, rcond=None)[0], 1.0
-        while True:  # step halving: the log-likelihood must not fall
-            (ll_new,), g_new, H_new = at(beta + t * step)
-            if ll_new >= ll - 1e-12 * max(1.0, abs(ll)) or t < 1e-6: break
-            t /= 2
-        beta, ll, g, H = beta + t * step, ll_new, g_new, H_new
-        if np.abs(t * step).max() < tol: break
-    return beta
+    kw, cols, k = _logistic_kw(rows, covariates, response, 'response', None, None, False, None, arm_column, arm, intercept=True)
+    w = _solve(rows, cols, kw, k, 0.0, check_positive(tol, 'tol'), check_size(max_iter, 'max_iter', 1), 0)[0]
+    return np.r_[w[-1], w[:-1]]
 
 # %% ../nbs/02b_backend.ipynb #e1dc8e4a
 def stack_groups(values: np.ndarray,  # (rows, k) rows sorted by group, as `group_map` gives them

@@ -262,6 +262,22 @@ def test_erm_equals_in_memory(client, d, lam, constant, clip):
     assert fd.passes <= fd.n_iter + 3  # about one pass over the rows per Newton step
 
 
+def test_erm_subsample_start_on_partitions(client):
+    "Above 10,000 rows the start comes from the rows at fixed positions, gathered from the partitions: same certified point."
+    n, cov = 24_000, ['x0', 'x1', 'x2', 'x3']
+    pdf = _frame(n, 4, seed=21, scale=0.4)
+    select = functools.partial(split_mask, n=n, m=15_000, key=permutation_key(3))
+    kw = dict(covariates=cov, treatment='t', lam=0.02, select=select, covariate_bound=3.0, constant=0.5)
+    fd, fp = fit_logistic_rows(dd.from_pandas(pdf, npartitions=6), **kw), fit_logistic_rows(pdf, **kw)
+    cold = fit_logistic_rows(pdf, sample_rows=0, **kw)
+    sel = select(np.arange(n))
+    ref = fit_logistic_erm(augment_constant(pdf[cov].to_numpy()[sel] / 3.0, 0.5), pdf['t'].to_numpy()[sel], 0.02)
+    for f in (fd, fp, cold):
+        assert f.m == 15_000 and f.certified
+        np.testing.assert_allclose(f.weights, ref.weights, atol=2e-10 / 0.02, rtol=0)
+    np.testing.assert_allclose(fd.weights, fp.weights, atol=1e-12, rtol=0)  # the same path on both backends
+
+
 @pytest.mark.parametrize('backend', ['pandas', 'dask'])
 def test_erm_accelerated_fallback_certifies(client, backend):
     "With no Newton step allowed, the accelerated-gradient fallback reaches the certificate and the same minimiser."

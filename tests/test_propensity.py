@@ -333,3 +333,61 @@ def test_shared_release_interface(tmp_path):
         m.conf_int()
     assert m.to_frame().iloc[0]['value'] == m.estimate and m.to_frame().index[0] == 'propensity model (estimate)'
     assert repr(m).startswith('PrivatePropensityModel(private propensity weights=[')
+
+
+# --- one solver, one record ----------------------------------------------------------------------------------------
+
+def test_one_solver_one_record():
+    "`fit_logistic_erm` is a thin call of `backend.fit_logistic_rows`; both return the one `ERMFit`; the old name is the same function."
+    import privcausal.backend as backend
+    import privcausal.propensity as propensity
+    assert propensity.ERMFit is backend.ERMFit and not hasattr(backend, 'LogisticERM')
+    assert propensity.fit_erm_rows is backend.fit_logistic_rows
+    X, t = ball_data(3000, 4, seed=3)
+    fit = fit_logistic_erm(X, t, 0.05)
+    rows = backend.fit_logistic_rows(pd.DataFrame(X, columns=list('abcd')).assign(t=t), covariates=list('abcd'),
+                                     treatment='t', lam=0.05, covariate_bound=None)
+    assert type(fit) is type(rows) is ERMFit and fit.passes >= fit.n_iter + 1
+    np.testing.assert_allclose(fit.weights, rows.weights, atol=1e-14, rtol=0)  # the same computation (memory order aside)
+
+
+@pytest.mark.parametrize('m', [20_001, 60_000])
+def test_subsample_start_same_certified_point(m):
+    "Above 10,000 rows the start comes from a subsample; the certified point is the cold start's within 2 tol/lam."
+    import privcausal.backend as backend
+    X, t = ball_data(m, 6, seed=m)
+    frame = pd.DataFrame(X).assign(t=t)
+    kw = dict(covariates=list(range(6)), treatment='t', lam=0.01, covariate_bound=None)
+    warm, cold = backend.fit_logistic_rows(frame, **kw), backend.fit_logistic_rows(frame, sample_rows=0, **kw)
+    assert warm.certified and cold.certified and warm.m == cold.m == m
+    np.testing.assert_allclose(warm.weights, cold.weights, atol=2e-10 / 0.01, rtol=0)
+    np.testing.assert_allclose(fit_logistic_erm(X, t, 0.01).weights, warm.weights, atol=1e-14, rtol=0)
+
+
+def test_in_memory_fit_does_not_copy_the_rows():
+    "The array-in entry wraps X without a copy: the fit allocates far less than X (blocks of 2,048 rows, d-vectors)."
+    import tracemalloc
+    X, t = ball_data(200_000, 10, seed=1)
+    fit_logistic_erm(X, t, 0.01)  # warm up imports and caches
+    tracemalloc.start()
+    fit_logistic_erm(X, t, 0.01)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 0.5 * X.nbytes, (peak, X.nbytes)  # a copy of X alone would be 1.0; a few length-m vectors remain
+
+
+def test_unpenalised_fit_is_the_same_solver():
+    "`fit_logistic_unpenalised_rows` (NOT PRIVATE, WATE's comparator) is the one solver with lam = 0, an intercept and an arm."
+    from privcausal.backend import fit_logistic_unpenalised_rows
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 3))
+    z = rng.binomial(1, expit(X @ [1.0, -0.5, 0.2] + 0.3))
+    y = rng.binomial(1, expit(X @ [0.3, 0.4, -0.6] - 0.2 + z))
+    df = pd.DataFrame(X, columns=['a', 'b', 'c']).assign(z=z, y=y)
+    for arm in (0, 1):
+        b = fit_logistic_unpenalised_rows(df, covariates=['a', 'b', 'c'], response='y', arm_column='z', arm=arm)
+        rows = z == arm
+        sk = LogisticRegression(C=np.inf, tol=1e-12, max_iter=10_000).fit(X[rows], y[rows])
+        np.testing.assert_allclose(b, np.r_[sk.intercept_, sk.coef_[0]], atol=1e-6)
+    with pytest.raises(ValueError, match='response must be binary'):
+        fit_logistic_unpenalised_rows(df.assign(y=2.0), covariates=['a'], response='y')
