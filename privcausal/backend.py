@@ -18,9 +18,10 @@ from scipy.special import expit
 
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask', 'partition_labels',
-           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'CausalRows', 'causal_rows',
-           'LogisticERM', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums',
-           'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
+           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'MappedRows', 'mapped_rows',
+           'CausalRows', 'causal_rows', 'LogisticERM', 'accelerated_steps', 'fit_logistic_rows',
+           'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows',
+           'stack_groups', 'partition_map']
 
 # %% ../nbs/02b_backend.ipynb #f5fdf93f
 from .checks import ESTIMANDS, check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
@@ -189,7 +190,7 @@ def _labels_for(labels_fn, index, n_groups):
         raise ValueError(f'labels_fn must return one integer label in [0, {n_groups}) per row')
     return labels.astype(np.int64)
 
-# %% ../nbs/02b_backend.ipynb #01821703
+# %% ../nbs/02b_backend.ipynb #b6ccb98b
 def _check_columns(dtypes, columns, what='columns'):
     "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool."
     columns = [columns] if isinstance(columns, str) or not np.iterable(columns) else list(columns)
@@ -223,6 +224,12 @@ class Rows:
         "Group the rows by `labels_fn` and apply `fn` to the groups."
         raise NotImplementedError
 
+    def chunked(self,
+                chunk_rows: int,  # rows per chunk where the backend chooses (in memory); a Dask frame's partitions stay
+               ) -> Rows:  # the same rows, possibly processed in other chunks
+        "The same rows, processed in chunks of about `chunk_rows` rows where the backend lets the caller choose."
+        return self
+
     @property
     def columns(self) -> list: return list(self.dtypes.index)
 
@@ -230,7 +237,7 @@ class Rows:
 
     def __repr__(self): return f'{type(self).__name__}(n={self.n}, columns={self.columns}, backend={self.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #7ffc8965
+# %% ../nbs/02b_backend.ipynb #b9aa4106
 class PandasRows(Rows):
     "Rows of a pandas DataFrame in memory, processed in chunks of `chunk_rows` (all at once by default)."
     backend = 'pandas'
@@ -241,6 +248,10 @@ class PandasRows(Rows):
                 ):
         self.frame, self.n, self.dtypes = frame, len(frame), frame.dtypes
         self.chunk_rows = max(self.n, 1) if chunk_rows is None else check_size(chunk_rows, 'chunk_rows')
+
+    def chunked(self, chunk_rows: int) -> PandasRows:
+        "The same frame (not copied), in chunks of `chunk_rows` rows."
+        return PandasRows(self.frame, chunk_rows)
 
     def map_reduce(self, fn, columns=None):
         "`fn(chunk, index)` over chunks of rows, summed."
@@ -482,6 +493,45 @@ def as_rows(frame,  # a pandas DataFrame, a dask.dataframe.DataFrame, or `Rows` 
     if n is not None and check_size(n, 'n') != rows.n:
         raise ValueError(f'n: the declared number of rows ({n}) is not the number of rows of the data')
     return rows
+
+# %% ../nbs/02b_backend.ipynb #b0abdb29
+def _mapped_apply(chunk, index, fn, transform):
+    return fn(transform(chunk), index)
+
+
+def _mapped_groups(values, bounds, fn, transform, columns):
+    return fn(transform(pd.DataFrame(values, columns=columns, copy=False)).to_numpy(dtype=float), bounds)
+
+
+class MappedRows(Rows):
+    "Rows whose chunks pass through a row-wise `transform` before any function sees them (lazy: nothing is stored)."
+
+    def __init__(self,
+                 rows: Rows,  # the rows, wherever they live
+                 transform: Callable,  # `transform(chunk)` -> a chunk with the same columns (picklable, row-wise)
+                ):
+        self.rows, self.transform = rows, transform
+        self.n, self.dtypes, self.backend = rows.n, rows.dtypes, rows.backend
+
+    def chunked(self, chunk_rows: int) -> MappedRows: return MappedRows(self.rows.chunked(chunk_rows), self.transform)
+
+    def map_reduce(self, fn, columns=None):
+        "`fn(transform(chunk), index)` over the chunks of the underlying rows, summed."
+        return self.rows.map_reduce(functools.partial(_mapped_apply, fn=fn, transform=self.transform), columns)
+
+    def group_map(self, labels_fn, fn, n_groups: int, columns=None):
+        "`fn` on the groups of the underlying rows, their values mapped first."
+        cols = self._cols(columns)
+        return self.rows.group_map(labels_fn, functools.partial(_mapped_groups, fn=fn, transform=self.transform, columns=cols),
+                                   n_groups, cols)
+
+
+def mapped_rows(rows,  # `Rows`, or a frame for `as_rows`
+                transform: Callable,  # `transform(chunk)` -> the chunk with its values mapped (same columns; row-wise, picklable)
+               ) -> MappedRows:
+    "The rows as `fn` should see them: each chunk mapped by `transform` on the way (no copy of the data is made)."
+    if not callable(transform): raise TypeError('transform must be callable')
+    return MappedRows(as_rows(rows), transform)
 
 # %% ../nbs/02b_backend.ipynb #74068e09
 @dataclasses.dataclass(frozen=True, eq=False)

@@ -272,7 +272,7 @@ def test_split_does_not_depend_on_values():
     (dict(clip=0), r'\(0, 1/2\]'), (dict(clip=0.51), r'\(0, 1/2\]'), (dict(clip=(0.6, 0.4)), 'omega1 <= omega2'),
     (dict(clip=None), 'state public propensity bounds'), (dict(outcome_bound=None), 'outcome_bound'),
     (dict(covariate_bound=None), 'covariate_bound'), (dict(outcome_bound=1.0), 'some outcomes exceed'),
-    (dict(covariate_bound=0.5), 'some rows have a larger L2 norm'), (dict(estimand='ate'), 'estimand'),
+    (dict(covariate_bound=0.5), 'rows lie outside the ball'), (dict(estimand='ate'), 'estimand'),
     (dict(estimator='aipw'), 'estimator'), (dict(normalisation='arm'), "applies to estimator='ht'"),
     (dict(estimator='ht', normalisation='arm'), 'applies to ATT and ATC'),
     (dict(estimand='ATT', estimator='ht', bounding='trim'), 'ATE only'), (dict(bounding='trim'), "applies to estimator='ht'"),
