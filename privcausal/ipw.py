@@ -382,7 +382,7 @@ def hajek_identified(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 
     return tuple(bool((~(_arm_pivot(v, k, lo, hi, H, sigma, gamma)(_arm_candidates(v, k, lo, hi, H, sigma, gamma, grid)) <= q2)).any())
                  for k, (lo, hi) in enumerate(ranges))
 
-# %% ../nbs/04_ipw.ipynb #f711eb54
+# %% ../nbs/04_ipw.ipynb #12c58a2b
 MIN_PART_ROWS = 10  # a part with fewer rows is refused (a check of public sizes): the noise would swamp everything
 
 
@@ -394,7 +394,10 @@ def random_split(n_rows: int,  # $N$, public
     check_fit_fraction(fit_fraction)
     m = int(round(fit_fraction * n_rows))
     if n_rows < 1: return np.zeros(0, dtype=bool)
-    return keyed_permutation(np.arange(n_rows), n_rows, permutation_key(rng)) < m
+    key, fit = permutation_key(rng), np.empty(n_rows, dtype=bool)
+    for a in range(0, n_rows, 2 ** 16):  # in blocks: the permutation's uint64 work arrays stay small
+        fit[a:a + 2 ** 16] = keyed_permutation(np.arange(a, min(a + 2 ** 16, n_rows)), n_rows, key) < m
+    return fit
 
 
 def check_fit_fraction(fit_fraction,  # $m/N$, the share of rows in the fitting part
@@ -1153,8 +1156,8 @@ def _ipw_plot(self, ax=None,  # matplotlib Axes to draw on (default: a new figur
 IPWRelease.pvalue, IPWRelease.plot = _ipw_pvalue, _ipw_plot  # methods, as functions to keep the class cell short
 IPWRelease.interval_std_error = property(_interval_std_error, doc=_interval_std_error.__doc__)
 
-# %% ../nbs/04_ipw.ipynb #a09e8ee0
-_CHUNK_ROWS = 2 ** 16  # rows per chunk of in-memory rows in PP-IPW's passes (measured: benchmarks/speed_results.txt)
+# %% ../nbs/04_ipw.ipynb #ac53f7d2
+_CHUNK_ROWS = 2 ** 15  # rows per chunk of in-memory rows in PP-IPW's passes (measured: benchmarks/speed_results.txt)
 
 
 def _column_name(preferred, taken, default):
@@ -1211,15 +1214,18 @@ def _ipw_split(n, data, split, fit_fraction, split_rng, rng, keyed) -> _Split:
     mask.flags.writeable = False
     return _Split(functools.partial(_mask_split, mask=mask), int(mask.sum()))
 
-# %% ../nbs/04_ipw.ipynb #2ccee0fc
+# %% ../nbs/04_ipw.ipynb #eea2fbf6
 def _arm_count_chunk(chunk, index, treatment, select):
     t = check_binary_treatment(chunk[treatment].to_numpy(dtype=float)[select(index, part='estimate')], name='treatment')
     return np.array([len(t), int(t.sum())], dtype=np.int64)
 
 
-def _arm_size(cd, split, estimator, estimand, normalisation):
-    "The arm size of the estimation part when the privacy unit makes it public (Horvitz-Thompson, normalisation='arm'): one counting pass."
+def _arm_size(cd, split, estimator, estimand, normalisation, keyed):
+    "The arm size of the estimation part when the privacy unit makes it public (Horvitz-Thompson, normalisation='arm'): one counting pass, refused on a cluster (`keyed`) before anything runs."
     if estimator != 'ht' or estimand == 'ATE' or normalisation == 'n': return None
+    if keyed:
+        raise ValueError("normalisation='arm' is not supported with a Dask frame (the plan would need the arm size "
+                         "first); use normalisation='n' or estimator='hajek'")
     n, treated = cd.rows.map_reduce(functools.partial(_arm_count_chunk, treatment=cd.treatment, select=split.select),
                                     [cd.treatment])
     return int(treated) if estimand == 'ATT' else int(n - treated)
@@ -1409,7 +1415,7 @@ def _ipw_release(plan: IPWPlan, carry: dict, noisy: np.ndarray, privacy: Privacy
     return IPWRelease(effect.estimate, effect.std_error, effect.noise_sd, effect.dof, _in_outcome_units(plan, noisy),
                       plan, carry['model'], privacy, carry['curvature'], carry['weights'])
 
-# %% ../nbs/04_ipw.ipynb #2187d0c1
+# %% ../nbs/04_ipw.ipynb #90062d09
 def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `outcome`, `treatment` column names) or a `CausalData`
            *,
            outcome=None,  # outcome column name, or array (with `X`)
@@ -1456,12 +1462,13 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
     R = None if covariate_bounds is not None else check_bound(
         covariate_bound, 'covariate_bound', '||x|| <= R, e.g. --covariate-bound; or covariate_bounds={column: (lo, hi)}')
     if outcome_bounds is None: check_bound(outcome_bound, 'outcome_bound', '|y| <= C, e.g. --outcome-bound; or outcome_bounds=(lo, hi)')
-    parts = _ipw_split(cd.n, data, split, fit_fraction, split_rng, rng, keyed=is_dask_frame(data))
+    keyed = is_dask_frame(data)  # rows on a cluster: the split is evaluated by the workers; options needing all rows first refused
+    parts = _ipw_split(cd.n, data, split, fit_fraction, split_rng, rng, keyed)
     plan = plan_ipw(cd.n, cd.d, epsilon, delta, outcome_bound, clip, estimand, fit_fraction, lam, m=parts.m,
                     estimator=estimator, intercept=intercept, normalisation=normalisation, bounding=bounding,
                     variance_share=variance_share, calibration=calibration, epsilon_fit=epsilon_fit, delta_fit=delta_fit,
                     epsilon_estimate=epsilon_estimate, delta_estimate=delta_estimate, tol=tol, covariate_bound=R,
-                    arm_size=_arm_size(cd, parts, estimator, estimand, normalisation), debias=debias,
+                    arm_size=_arm_size(cd, parts, estimator, estimand, normalisation, keyed), debias=debias,
                     hessian_share=hessian_share, outcome_bounds=outcome_bounds, covariate_bounds=covariate_bounds,
                     covariates=cd.covariates)
     _announce_clipping(plan, clip_rows, clip_outcomes)
