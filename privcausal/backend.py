@@ -18,9 +18,10 @@ from scipy.special import expit
 
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask', 'partition_labels',
-           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'CausalRows', 'causal_rows',
-           'ERMFit', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums',
-           'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
+           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'MappedRows', 'mapped_rows',
+           'CausalRows', 'causal_rows', 'ERMFit', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows',
+           'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups',
+           'partition_map']
 
 # %% ../nbs/02b_backend.ipynb #f5fdf93f
 from .checks import ESTIMANDS, check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
@@ -189,7 +190,7 @@ def _labels_for(labels_fn, index, n_groups):
         raise ValueError(f'labels_fn must return one integer label in [0, {n_groups}) per row')
     return labels.astype(np.int64)
 
-# %% ../nbs/02b_backend.ipynb #01821703
+# %% ../nbs/02b_backend.ipynb #b6ccb98b
 def _check_columns(dtypes, columns, what='columns'):
     "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool."
     columns = [columns] if isinstance(columns, str) or not np.iterable(columns) else list(columns)
@@ -223,6 +224,12 @@ class Rows:
         "Group the rows by `labels_fn` and apply `fn` to the groups."
         raise NotImplementedError
 
+    def chunked(self,
+                chunk_rows: int,  # rows per chunk where the backend chooses (in memory); a Dask frame's partitions stay
+               ) -> Rows:  # the same rows, possibly processed in other chunks
+        "The same rows, processed in chunks of about `chunk_rows` rows where the backend lets the caller choose."
+        return self
+
     @property
     def columns(self) -> list: return list(self.dtypes.index)
 
@@ -230,7 +237,7 @@ class Rows:
 
     def __repr__(self): return f'{type(self).__name__}(n={self.n}, columns={self.columns}, backend={self.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #7ffc8965
+# %% ../nbs/02b_backend.ipynb #0300d7de
 class PandasRows(Rows):
     "Rows of a pandas DataFrame in memory, processed in chunks of `chunk_rows` (all at once by default)."
     backend = 'pandas'
@@ -242,12 +249,16 @@ class PandasRows(Rows):
         self.frame, self.n, self.dtypes = frame, len(frame), frame.dtypes
         self.chunk_rows = max(self.n, 1) if chunk_rows is None else check_size(chunk_rows, 'chunk_rows')
 
+    def chunked(self, chunk_rows: int) -> PandasRows:
+        "The same frame (not copied), in chunks of `chunk_rows` rows."
+        return PandasRows(self.frame, chunk_rows)
+
     def map_reduce(self, fn, columns=None):
         "`fn(chunk, index)` over chunks of rows, summed."
         cols = self._cols(columns)
         starts = range(0, max(self.n, 1), self.chunk_rows)
-        return _sum_trees(*(fn(self.frame.iloc[a:a + self.chunk_rows][cols], np.arange(a, min(a + self.chunk_rows, self.n)))
-                            for a in starts))
+        results = (fn(self.frame.iloc[a:a + self.chunk_rows][cols], np.arange(a, min(a + self.chunk_rows, self.n))) for a in starts)
+        return functools.reduce(_sum_trees, results)  # a running sum (the same order of additions): one chunk's results held at a time
 
     def group_map(self, labels_fn, fn, n_groups: int, columns=None):
         "`fn(values, bounds)` on ranges of groups holding about `chunk_rows` rows; results stacked over the groups."
@@ -483,6 +494,45 @@ def as_rows(frame,  # a pandas DataFrame, a dask.dataframe.DataFrame, or `Rows` 
         raise ValueError(f'n: the declared number of rows ({n}) is not the number of rows of the data')
     return rows
 
+# %% ../nbs/02b_backend.ipynb #b0abdb29
+def _mapped_apply(chunk, index, fn, transform):
+    return fn(transform(chunk), index)
+
+
+def _mapped_groups(values, bounds, fn, transform, columns):
+    return fn(transform(pd.DataFrame(values, columns=columns, copy=False)).to_numpy(dtype=float), bounds)
+
+
+class MappedRows(Rows):
+    "Rows whose chunks pass through a row-wise `transform` before any function sees them (lazy: nothing is stored)."
+
+    def __init__(self,
+                 rows: Rows,  # the rows, wherever they live
+                 transform: Callable,  # `transform(chunk)` -> a chunk with the same columns (picklable, row-wise)
+                ):
+        self.rows, self.transform = rows, transform
+        self.n, self.dtypes, self.backend = rows.n, rows.dtypes, rows.backend
+
+    def chunked(self, chunk_rows: int) -> MappedRows: return MappedRows(self.rows.chunked(chunk_rows), self.transform)
+
+    def map_reduce(self, fn, columns=None):
+        "`fn(transform(chunk), index)` over the chunks of the underlying rows, summed."
+        return self.rows.map_reduce(functools.partial(_mapped_apply, fn=fn, transform=self.transform), columns)
+
+    def group_map(self, labels_fn, fn, n_groups: int, columns=None):
+        "`fn` on the groups of the underlying rows, their values mapped first."
+        cols = self._cols(columns)
+        return self.rows.group_map(labels_fn, functools.partial(_mapped_groups, fn=fn, transform=self.transform, columns=cols),
+                                   n_groups, cols)
+
+
+def mapped_rows(rows,  # `Rows`, or a frame for `as_rows`
+                transform: Callable,  # `transform(chunk)` -> the chunk with its values mapped (same columns; row-wise, picklable)
+               ) -> MappedRows:
+    "The rows as `fn` should see them: each chunk mapped by `transform` on the way (no copy of the data is made)."
+    if not callable(transform): raise TypeError('transform must be callable')
+    return MappedRows(as_rows(rows), transform)
+
 # %% ../nbs/02b_backend.ipynb #74068e09
 @dataclasses.dataclass(frozen=True, eq=False)
 class CausalRows:
@@ -535,7 +585,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #56e00fb3
+# %% ../nbs/02b_backend.ipynb #6d8d31b9
 _BALL_TOL = 1e-12  # as in privcausal.propensity: rounding slack of a row at norm 1 after division
 
 
@@ -570,7 +620,7 @@ def _design(A, covariates, bound, constant, clip, intercept=False):
     if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #1767cf95
+# %% ../nbs/02b_backend.ipynb #2555f756
 _BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
@@ -608,7 +658,7 @@ def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, cli
         raise ValueError('covariates: too large for the logistic model (its scores overflow); divide them by a public bound')
     return np.array([len(y), f, sq, n_clipped]), g, H
 
-# %% ../nbs/02b_backend.ipynb #6c5d21d8
+# %% ../nbs/02b_backend.ipynb #0e89107e
 @dataclasses.dataclass(frozen=True, eq=False)
 class ERMFit:
     "NOT PRIVATE: a certified solution of the L2-regularised logistic ERM over the fitted rows (the quantity the noise protects)."
@@ -633,8 +683,8 @@ class ERMFit:
                 f'grad_norm={self.grad_norm:.2e} <= tol={self.tol:g}: {self.certified}, n_iter={self.n_iter}, '
                 f'passes={self.passes}, fallback_steps={self.fallback_steps})')
 
-# %% ../nbs/02b_backend.ipynb #a92cd4c0
-_SAMPLE_ROWS = 10_000  # beyond this many rows, the start and the Newton direction come from a subsample of this size
+# %% ../nbs/02b_backend.ipynb #200172ad
+_SAMPLE_ROWS = 10_000  # beyond this many rows, the start comes from a subsample of this size
 @dataclasses.dataclass(frozen=True)
 class _Pass:
     "What one pass gives the driver (divided by m, the penalty added)."
@@ -683,41 +733,36 @@ def _sample_rows(rows, cols, size, kw) -> pd.DataFrame:
                                              arm_column=kw['arm_column'], arm=kw['arm']), cols)
     return pd.DataFrame(S[S[:, -1] == 1, :-1], columns=cols)
 
-# %% ../nbs/02b_backend.ipynb #b94acaca
-def _armijo(J, w, f, step, slope, exact, q):
+# %% ../nbs/02b_backend.ipynb #a4803abe
+def _armijo(J, w, f, step, slope, q):
     "Backtrack from the full step (whose pass is `q`) until J falls by the Armijo amount: (step length, pass at the new point)."
     a, f = 1.0, J(w, loss=True).f if f is None else f
-    if q.f is None: q = J(w - step, hessian=exact, loss=True)
+    if q.f is None: q = J(w - step, hessian=True, loss=True)
     while not (q.f <= f - 1e-4 * a * slope or abs(q.f - f) <= 1e-15 * max(1.0, abs(f)) or a < 1e-10):
         a /= 2
-        q = J(w - a * step, hessian=exact, loss=True)
+        q = J(w - a * step, hessian=True, loss=True)
     return a, q
 
 
-def _newton(J, w, lam, tol, max_iter, H=None):
+def _newton(J, w, lam, tol, max_iter):
     "Newton steps from `w` until $\\|\\nabla J\\|\\le\\tau$ or `max_iter` steps: (w, its pass, steps, beta)."
-    exact, loss = H is None, lam == 0
-    p = J(w, hessian=exact, loss=loss, frobenius=True)
+    loss = lam == 0
+    p = J(w, hessian=True, loss=loss, frobenius=True)
     beta = lam + p.sq / 4  # the Hessian of J is at most beta I
     prev = math.inf
     for it in range(max_iter + 1):
         gnorm = float(np.linalg.norm(p.g))
         if gnorm <= tol or it == max_iter: break
-        Hk = p.H if exact else H
-        step = np.linalg.solve(Hk, p.g) if lam > 0 else np.linalg.lstsq(Hk, p.g, rcond=None)[0]
+        step = np.linalg.solve(p.H, p.g) if lam > 0 else np.linalg.lstsq(p.H, p.g, rcond=None)[0]
         slope = float(p.g @ step)
-        last = prev < math.inf and (gnorm ** 3 / prev ** 2 if exact else gnorm ** 2 / prev) <= tol  # the next point likely certified: J with it
-        q, a, prev = J(w - step, hessian=exact, loss=loss or last), 1.0, gnorm
+        last = prev < math.inf and gnorm ** 3 / prev ** 2 <= tol  # the next point likely certified: J with it
+        q, a, prev = J(w - step, hessian=True, loss=loss or last), 1.0, gnorm
         if loss or gnorm ** 2 / (2 * beta) - (q.g @ q.g) / (2 * lam) < 1e-4 * slope:  # decrease not certified: Armijo on J
-            a, q = _armijo(J, w, p.f, step, slope, exact, q)
-        if not exact:  # BFGS: make H exact along the step just taken
-            dw, dg = -a * step, q.g - p.g
-            Hdw = H @ dw
-            if dg @ dw > 0: H = H + np.outer(dg, dg) / (dg @ dw) - np.outer(Hdw, Hdw) / (dw @ Hdw)
+            a, q = _armijo(J, w, p.f, step, slope, q)
         w, p = w - a * step, q
     return w, p, it, beta
 
-# %% ../nbs/02b_backend.ipynb #30250a92
+# %% ../nbs/02b_backend.ipynb #dbfd8e5e
 def accelerated_steps(lam: float,  # $\lambda$ (strong convexity)
                       beta: float,  # $\beta$ (smoothness), e.g. $\lambda + 1/4$ for rows in the unit ball
                       grad_norm: float,  # $\|\mathbf g_1\|$ at the start
@@ -740,17 +785,16 @@ def _accelerated(J, w, g, lam, beta, tol, check_every=20):
         g = J(x).g
     return y, steps
 
-# %% ../nbs/02b_backend.ipynb #0c2e841e
+# %% ../nbs/02b_backend.ipynb #7d5e9c26
 def _solve(rows, cols, kw, k, lam, tol, max_iter, sample_rows):
     "The certified fit of the rows' logistic ERM: (weights, last pass, Newton steps, fallback steps, passes)."
-    J, w, H = _Objective(rows, cols, kw, lam), np.zeros(k), None
-    if lam > 0 and sample_rows and rows.n > sample_rows:  # start and Hessian from a subsample: only the gradient on ALL rows certifies
+    J, w = _Objective(rows, cols, kw, lam), np.zeros(k)
+    if lam > 0 and sample_rows and rows.n > sample_rows:  # start from a subsample: only the gradient on ALL rows certifies
         sub = _sample_rows(rows, cols, sample_rows, kw)
         if len(sub):
             J_sub = _Objective(PandasRows(sub), cols, {**kw, 'select': None, 'arm_column': None}, lam)
-            w, p_sub, _, _ = _newton(J_sub, w, lam, tol, max_iter)
-            H = p_sub.H
-    w, p, it, beta = _newton(J, w, lam, tol, max_iter, H)
+            w = _newton(J_sub, w, lam, tol, max_iter)[0]
+    w, p, it, beta = _newton(J, w, lam, tol, max_iter)
     extra = 0
     if lam > 0 and np.linalg.norm(p.g) > tol: w, extra = _accelerated(J, w, p.g, lam, beta, tol)
     if p.f is None or extra: p = J(w, loss=True)  # the record: J and its gradient at the returned point
@@ -758,7 +802,7 @@ def _solve(rows, cols, kw, k, lam, tol, max_iter, sample_rows):
     w.flags.writeable = False
     return w, p, it, extra, J.passes
 
-# %% ../nbs/02b_backend.ipynb #924011ca
+# %% ../nbs/02b_backend.ipynb #b00ba773
 def _logistic_kw(rows, covariates, response, role, covariate_bound, constant, clip_rows, select, arm_column=None, arm=1,
                  intercept=False):
     "The arguments of a logistic pass, checked from metadata (no value read): (chunk arguments, columns read, number of weights)."
@@ -791,7 +835,7 @@ def fit_logistic_rows(rows,  # `Rows`, or a frame for `as_rows`
     w, p, it, extra, passes = _solve(rows, cols, kw, k, lam, tol, max_iter, sample_rows)
     return ERMFit(w, float(p.f), float(np.linalg.norm(p.g)), it, p.m, lam, tol, extra, passes, p.n_clipped)
 
-# %% ../nbs/02b_backend.ipynb #11deac81
+# %% ../nbs/02b_backend.ipynb #657cb155
 def logistic_hessian_rows(rows,  # `Rows`, or a frame for `as_rows`
                           *,
                           covariates: list,  # covariate columns
@@ -950,7 +994,7 @@ def check_rows(rows,  # `Rows`, or a frame for `as_rows`
     names = ('fit_treated', 'fit_control', 'estimate_treated', 'estimate_control')
     return RowsCheck(rows.n, int(counts[0]), int(counts[1]), {k: int(v) for k, v in zip(names, arms)})
 
-# %% ../nbs/02b_backend.ipynb #52431a0d
+# %% ../nbs/02b_backend.ipynb #cefbcdc3
 def fit_logistic_unpenalised_rows(rows,  # `Rows`, or a frame for `as_rows`
                                   *,
                                   covariates: list,  # covariate columns (an intercept is added first)

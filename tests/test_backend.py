@@ -13,8 +13,8 @@ from scipy import stats
 from scipy.special import expit
 
 from privcausal.accounting import BudgetExceededError, PrivacyCost, PrivacyLedger
-from privcausal.backend import (PermutationKey, ROUNDS, arm_sums, as_rows, fit_logistic_rows, keyed_permutation,
-                                partition_index, partition_labels, partition_map, permutation_key, split_mask,
+from privcausal.backend import (PermutationKey, ROUNDS, arm_sums, as_rows, check_rows, fit_logistic_rows, keyed_permutation,
+                                mapped_rows, partition_index, partition_labels, partition_map, permutation_key, split_mask,
                                 stack_groups)
 from privcausal import ipw
 from privcausal.ipw import ipw_unit_weights
@@ -518,3 +518,41 @@ def test_in_memory_split_and_partition_are_the_keyed_ones():
     idx = partition_indices(103, 10, np.random.default_rng(1))
     labels = partition_labels(np.arange(103), 103, 10, permutation_key(np.random.default_rng(1)))
     for k in range(10): assert np.all(labels[idx[k][idx[k] >= 0]] == k)
+
+
+def _map_of(df):
+    "A row-wise public map (PP-IPW's declared ranges), picklable for the workers."
+    return functools.partial(ipw._declared_map, covariates={'x0': (0.5, 2.0), 'x2': (-1.0, 0.5)},
+                             outcome=('y', -2.0, 2.0, 0.5, 1.5))
+
+
+def test_mapped_rows_equal_the_mapped_frame(client):
+    "mapped_rows maps each chunk on the way: the statistics equal those of the frame mapped first, in memory in any chunks and on the workers."
+    df = _frame(3000)
+    tf = _map_of(df)
+    ref = as_rows(tf(df))
+    ddf = dd.from_pandas(df, npartitions=5)
+    kw = dict(covariates=['x0', 'x1', 'x2'], treatment='t')
+    w_ref = fit_logistic_rows(ref, **kw, lam=0.1, covariate_bound=2.0, clip_rows=True).weights
+    s_ref = arm_sums(ref, **kw, outcome='y', weights=w_ref, bounds=(0.1, 0.9), covariate_bound=2.0, clip_rows=True)
+    for rows in (mapped_rows(df, tf), mapped_rows(df, tf).chunked(128), mapped_rows(ddf, tf)):
+        assert rows.n == 3000 and rows.columns == list(df.columns)
+        w = fit_logistic_rows(rows, **kw, lam=0.1, covariate_bound=2.0, clip_rows=True).weights
+        assert np.max(np.abs(w - w_ref)) < 1e-9
+        s = arm_sums(rows, **kw, outcome='y', weights=w_ref, bounds=(0.1, 0.9), covariate_bound=2.0, clip_rows=True)
+        assert np.allclose(s.hy, s_ref.hy, rtol=1e-12) and np.allclose(s.h2y2, s_ref.h2y2, rtol=1e-12)
+        chk = check_rows(rows, **kw, outcome='y', outcome_bound=1.5)  # the map keeps the outcome within its bound
+        assert chk.n_clipped_outcomes == 0
+    with pytest.raises(ValueError, match='outcome_bound'):  # unmapped, the same outcomes break it
+        check_rows(as_rows(df), **kw, outcome='y', outcome_bound=1.5)
+    with pytest.raises(TypeError, match='callable'): mapped_rows(df, 'not a function')
+
+
+def test_chunked_keeps_the_frame_and_the_sums():
+    df = _frame(1000)
+    rows = as_rows(df)
+    small = rows.chunked(64)
+    assert small.frame is rows.frame and small.chunk_rows == 64 and rows.chunk_rows == 1000
+    fn = lambda chunk, index: (np.array([len(chunk), chunk['x0'].sum()]), index.sum())
+    a, b = rows.map_reduce(fn, ['x0']), small.map_reduce(fn, ['x0'])
+    assert a[0][0] == b[0][0] == 1000 and abs(a[0][1] - b[0][1]) < 1e-9 and a[1] == b[1]

@@ -196,6 +196,21 @@ def test_pp_ipw_on_dask_equals_in_memory(inproc_client, extra):
     assert dk.n_clipped_propensity == dm.n_clipped_propensity and abs(dk.tau_hat - dm.tau_hat) <= 1e-8
 
 
+def test_pp_ipw_declared_ranges_on_dask_equal_in_memory(inproc_client):
+    "Per-column ranges: the map onto the paper's bounds is applied per chunk on both backends; the same release."
+    pdf = _ipw_frame().assign(a=lambda f: f['a'] * 10 + 40)
+    kw = {k: v for k, v in IPW.items() if k not in ('covariate_bound', 'outcome_bound')}
+    kw.update(covariate_bounds={'a': (35.0, 45.0), 'b': (-2.0, 2.0), 'c': (-2.0, 2.0)}, outcome_bounds=(-3.0, 4.0),
+              clip_rows=True, clip_outcomes=True, diagnostics=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # the announced clipping
+        mem, dm = pp_ipw(pdf, **kw, rng=np.random.default_rng(2))
+        dsk, dk = pp_ipw(dd.from_pandas(pdf, npartitions=3), **kw, rng=np.random.default_rng(2))
+    assert _max_diff(dk.exact_vector, dm.exact_vector) <= 1e-8 and _max_diff(dk.fit.weights, dm.fit.weights) <= 1e-8
+    assert abs(dsk.estimate - mem.estimate) <= 1e-8 and _max_diff(dsk.conf_int(), mem.conf_int()) <= 1e-8
+    assert dk.n_clipped_rows == dm.n_clipped_rows > 0 and dk.n_clipped_outcomes == dm.n_clipped_outcomes > 0
+
+
 def test_private_propensity_on_dask_equals_in_memory(inproc_client):
     pdf = _ipw_frame(3000, seed=2)
     X = pdf[['a', 'b', 'c']].to_numpy() / 4.0
@@ -300,6 +315,8 @@ def test_declared_n_rows_is_checked(inproc_client):
         pp_ipw(ddf, **IPW, n_rows=999, rng=Untouchable())
     with pytest.raises(ValueError, match='split: a split column is not supported'):
         pp_ipw(ddf, **IPW, split=np.ones(1000, bool), rng=Untouchable())
+    with pytest.raises(ValueError, match="normalisation='arm' is not supported"):
+        pp_ipw(ddf, **IPW, estimator='ht', estimand='ATT', normalisation='arm', rng=Untouchable())
 
 
 # a worker failure after some passes have run: a partition that can be read a given number of times, then fails
