@@ -620,7 +620,7 @@ def _design(A, covariates, bound, constant, clip, intercept=False):
     if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #b49b252d
+# %% ../nbs/02b_backend.ipynb #63e33ea3
 _BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
@@ -642,9 +642,9 @@ def _pass_arrays(chunk, covariates, treatment, arm_column):
 
 
 def _selected(A, keep):
-    "The rows of `A` where `keep` (None: `A` itself), gathered along its contiguous axis: a column-major block (as pandas keeps one) is read column by column, about twice as fast as `A[keep]`."
-    if keep is None: return A
-    return A.compress(keep, axis=0) if A.strides[0] >= A.strides[1] else A.T.compress(keep, axis=1).T
+    "The rows of `A` where `keep` (None: all) as a column-major block, the layout pandas keeps (gathered column by column, about twice as fast as `A[keep]`): the pass's sums are then added in one order, whatever the layout of the input."
+    if A.strides[0] <= A.strides[1]: return A if keep is None else A.T.compress(keep, axis=1).T  # column-major already
+    return np.asfortranarray(A if keep is None else A.compress(keep, axis=0))
 
 
 def _ball_factors(A, covariates, bound, clip):
