@@ -465,7 +465,8 @@ def test_release_runs_its_plan(df):
         # issue 18: the estimands' default shares differ (0.1 ATE, 0.25 ATT/ATC), and one partition serves them all,
         # so every plan takes the first estimand's M (before, equal shares gave equal M by construction)
         p = plan_wate(n=len(df), d=4, epsilon=0.7, estimand=k, n_partitions=first.n_partitions, truncation=0.1)
-        assert dataclasses.replace(res.plan) == p and res.n_partitions == first.n_partitions  # replace: M as given
+        fields = [f.name for f in dataclasses.fields(p) if f.name != 'n_partitions_rule']
+        assert [getattr(res.plan, f) for f in fields] == [getattr(p, f) for f in fields] and res.n_partitions == first.n_partitions
         assert res.plan.n_partitions_rule == first.n_partitions_rule  # the rule that chose the shared M
         assert res.variance_share == (0.1 if k == 'ATE' else 0.25)
         assert (res.noise_scale_tau, res.noise_scale_variance, res.prior_variance_upper) == (
