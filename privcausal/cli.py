@@ -616,7 +616,7 @@ def _wate_flags() -> dict:
     "{python name: flag} of `wate`: the fields of `WATEPlan` and the command's own options a message may name."
     return flag_map(*WATE_COMMAND.plan_classes(), common={k: v for k, v in COMMON_FLAGS.items() if k != 'n'} | {'n_rows': '--n-rows'})
 
-# %% ../nbs/09_cli.ipynb #74e7e326
+# %% ../nbs/09_cli.ipynb #7912b4e4
 def _wate_frame(args) -> tuple:
     "(the frame `wate` reads, the covariate names, the public n of a dry run, what a dry run read): in memory, or read by the Dask workers."
     if args.dask:
@@ -632,6 +632,7 @@ def _wate_frame(args) -> tuple:
 def _wate_body(args):
     "One body whatever the backend: the plan's options from the flags, then a dry run's plan or the release."
     entry, planner = WATE_COMMAND.functions()
+    from privcausal.bayes_wate import nonprivate_wate as _nonprivate_wate  # the NOT PRIVATE comparator of --non-private
     options = plan_options(args, args._plan_fields) | _public_ranges(args) | (
         {} if args.delta is None else {'delta': args.delta})
     common = dict(estimand=args.estimand, epsilon=args.epsilon)
@@ -641,17 +642,12 @@ def _wate_body(args):
         if args.dry_run: return _plan_output(planner(n=n, d=len(names), covariates=names, **common, **options), ledger, 'wate', read)
         res = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
                         ledger=ledger, n_rows=args.n_rows, _flags=_wate_flags(), **common, **options)
-        npw = (_wate_nonprivate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
+        npw = (_nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
                                 estimand=args.estimand) if args.non_private else None)
     result, text = _output(res, args, covariates=names)
     if npw is None: return result, text
     return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
                         {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
-
-
-def _wate_nonprivate(*a, **kw):
-    from privcausal.bayes_wate import nonprivate_wate
-    return nonprivate_wate(*a, **kw)
 
 
 @command('wate', help=WATE_COMMAND.help, arguments=_wate_arguments)
