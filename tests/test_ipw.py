@@ -18,7 +18,7 @@ from privcausal.mechanisms import NoiseSource, audit
 from privcausal.checks import ESTIMANDS
 from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
                             hajek_from_sums, hajek_sensitivity, hajek_sums, ht_sensitivity, ipw_estimate, ipw_sensitivity,
-                            max_unit_weight, plan_ipw, pp_ipw, random_split, solve_plan_ipw, split_mask, variance_scale)
+                            max_unit_weight, plan_ipw, pp_ipw, random_split, solve_plan_ipw, split_column_mask, variance_scale)
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.theory_ipw import imbalanced_design, paper_design
 
@@ -248,9 +248,9 @@ def test_split_column_and_fractions():
     assert (rel.m, rel.n) == (200, 400)
     rel = pp_ipw(X=X, outcome=y, treatment=t, fit_fraction=0.25, rng=np.random.default_rng(0), **BASE)
     assert (rel.m, rel.n) == (150, 450)
-    assert split_mask(pd.Series(['fit', 'estimate']), 2).tolist() == [True, False]
+    assert split_column_mask(pd.Series(['fit', 'estimate']), 2).tolist() == [True, False]
     with pytest.raises(ValueError) as e:
-        split_mask(['fit', 'secret-label'], 2)
+        split_column_mask(["fit", "secret-label"], 2)
     assert 'secret' not in str(e.value)
 
 
