@@ -620,7 +620,7 @@ def _design(A, covariates, bound, constant, clip, intercept=False):
     if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #63e33ea3
+# %% ../nbs/02b_backend.ipynb #2636bc5c
 _BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
@@ -675,8 +675,8 @@ def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, cli
     e = np.array(([] if constant is None else [constant]) + ([1.0] if intercept else []))  # the public columns after the covariates
     wd, we = w[:d], float(e @ w[d:])
     g, H = np.zeros(k), np.zeros((k, k)) if hessian else 0.0
-    gd, Hd = g[:d], H[:d, :d] if hessian else None  # views: the covariates' blocks
-    f, sq, n_clipped, j = 0.0, 0.0, 0, 0
+    gd, Hd, Hde = g[:d], H[:d, :d] if hessian else None, np.zeros(d)  # the covariates' blocks (views), and a f q^T A
+    r_sum, q_sum, f, sq, n_clipped, j = 0.0, 0.0, 0.0, 0.0, 0, 0  # the public columns' sums: times e once, at the end
     for i in range(0, len(A), _BLOCK_ROWS):
         Ab = _selected(A[i:i + _BLOCK_ROWS], None if keep is None else keep[i:i + _BLOCK_ROWS])
         fb, c, norms = (None, 0, None) if bound is None else _ball_factors(Ab, covariates, bound, clip)
@@ -686,19 +686,20 @@ def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, cli
         p = expit(s)
         r = p - yb
         gd += (a * r if fb is None else a * (r * fb)) @ Ab
-        if len(e): g[d:] += e * r.sum()
+        if len(e): r_sum += float(r.sum())
         if hessian:
             q = p * (1 - p)
             Cb = Ab * (a * np.sqrt(q) if fb is None else a * (np.sqrt(q) * fb))[:, None]  # rows a sqrt(q_i) f_i A_i
             Hd += Cb.T @ Cb  # a^2 A^T diag(q f^2) A, one symmetric product
-            if len(e):
-                hde = np.outer((a * q if fb is None else a * (q * fb)) @ Ab, e)
-                H[:d, d:] += hde; H[d:, :d] += hde.T; H[d:, d:] += np.outer(e, e) * q.sum()
+            if len(e): Hde += (a * q if fb is None else a * (q * fb)) @ Ab; q_sum += float(q.sum())
         if loss: f += float(np.logaddexp(0.0, s).sum() - yb @ s)
         if frobenius:
             n2 = np.einsum('ij,ij->i', Ab, Ab) if norms is None else (norms * bound) ** 2
             sq += float(a * a * (n2 @ (fb * fb) if fb is not None else n2.sum()) + len(Ab) * (e @ e))
         n_clipped, j = n_clipped + c, j + len(Ab)
+    if len(e):
+        g[d:] = e * r_sum
+        if hessian: H[:d, d:] = np.outer(Hde, e); H[d:, :d] = H[:d, d:].T; H[d:, d:] = np.outer(e, e) * q_sum
     if not np.isfinite(g).all():  # a non-finite covariate in a fitted row makes the gradient non-finite, at every w
         check_finite(A if keep is None else A[keep], name='covariates', columns=covariates)
         raise ValueError('covariates: too large for the logistic model (its scores overflow); divide them by a public bound')
