@@ -49,7 +49,7 @@ class _Module:
         import importlib
         return getattr(importlib.import_module(self._name), attr)
 
-# %% ../nbs/09_cli.ipynb #11af0ac1
+# %% ../nbs/09_cli.ipynb #b2b9f850
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -75,8 +75,10 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    "The argument parser of the `privcausal` console script."
+def build_parser(argv=None,  # the arguments to parse: only the command they name gets its options (None: every command)
+                ) -> argparse.ArgumentParser:
+    "The argument parser of the `privcausal` console script (`privcausal --help` builds no command's options: a fast start)."
+    chosen = None if argv is None else [a for a in argv if not a.startswith('-')][:2]  # the top level has no option with a value
     p = _Parser(prog='privcausal', description='Differentially private causal inference.')
     p.add_argument('--version', action='version', version=f'privcausal {privcausal.__version__}')
     p.add_argument('--json', action='store_true', help='print one JSON document instead of a report')
@@ -91,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                 groups[group] = g.add_subparsers(dest=f'{group}_command', metavar='ACTION')
                 _json_flag(g)
             leaf = groups[group].add_parser(action, help=help)
-        add_arguments(leaf)
+        if chosen is None or (chosen[:1] == [group] and (action is None or chosen[1:2] == [action])): add_arguments(leaf)
         _json_flag(leaf)
     return p
 
@@ -832,7 +834,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #4899f180
+# %% ../nbs/09_cli.ipynb #f226b3dd
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -840,7 +842,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     if argv == ['--version']:  # answered before any module of an estimator is imported
         print(f'privcausal {privcausal.__version__}')
         return {'version': privcausal.__version__}
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     key = None
     if args.command:
