@@ -780,7 +780,7 @@ def _sample_rows(rows, cols, size, kw) -> pd.DataFrame:
                                              arm_column=kw['arm_column'], arm=kw['arm']), cols)
     return pd.DataFrame(S[S[:, -1] == 1, :-1], columns=cols)
 
-# %% ../nbs/02b_backend.ipynb #a4803abe
+# %% ../nbs/02b_backend.ipynb #5d207e67
 def _armijo(J, w, f, step, slope, q):
     "Backtrack from the full step (whose pass is `q`) until J falls by the Armijo amount: (step length, pass at the new point)."
     a, f = 1.0, J(w, loss=True).f if f is None else f
@@ -800,6 +800,8 @@ def _newton(J, w, lam, tol, max_iter):
     for it in range(max_iter + 1):
         gnorm = float(np.linalg.norm(p.g))
         if gnorm <= tol or it == max_iter: break
+        if not np.isfinite(p.H).all():  # huge covariates with no public bound (the comparator's): LAPACK would not return
+            raise ValueError('covariates: too large for the logistic model (its curvature overflows); divide them by a public bound')
         step = np.linalg.solve(p.H, p.g) if lam > 0 else np.linalg.lstsq(p.H, p.g, rcond=None)[0]
         slope = float(p.g @ step)
         last = prev < math.inf and gnorm ** 3 / prev ** 2 <= tol  # the next point likely certified: J with it

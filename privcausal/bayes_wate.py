@@ -1121,7 +1121,7 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
                          epsilon=epsilon, rng=rng, ledger=ledger, diagnostics=diagnostics, n_rows=n_rows, **options)
     return (out[0][estimand], out[1][estimand]) if diagnostics else out[estimand]
 
-# %% ../nbs/05_wate.ipynb #ea5a18b4
+# %% ../nbs/05_wate.ipynb #a159a8bb
 @dataclasses.dataclass(frozen=True, repr=False)
 class WATEDiagnostics(NotPrivate):
     "NOT PRIVATE: confidential aggregates of Algorithm 1 and the full-data comparator, for studies only."
@@ -1132,16 +1132,19 @@ class WATEDiagnostics(NotPrivate):
     variance_of_mean: float  # $\bar V^T/M$ (NOT PRIVATE)
     n_failed: int  # failed partitions (NOT PRIVATE)
     n_truncated: int  # propensities moved by the truncation, summed over the partitions (NOT PRIVATE)
-    nonprivate: NonPrivateWATE  # full-data estimator (NOT PRIVATE)
+    nonprivate: NonPrivateWATE | None  # full-data estimator (NOT PRIVATE); None if it could not be fitted on these data
+    comparator_error: str = ''  # why the comparator could not be fitted (NOT PRIVATE; '' when it was)
 
-    def to_dict(self) -> dict: return {**NotPrivate.to_dict(self), 'nonprivate': self.nonprivate.to_dict()}
+    def to_dict(self) -> dict:
+        return {**NotPrivate.to_dict(self), 'nonprivate': None if self.nonprivate is None else self.nonprivate.to_dict()}
 
     def __repr__(self):
         return (f'WATEDiagnostics[NOT PRIVATE]({self.estimand}, M={self.n_partitions}: tau_bar={self.tau_bar:.4f}, '
                 f'V_bar={self.variance_bar:.3g}, V_bar/M={self.variance_of_mean:.3g}, failed partitions={self.n_failed}, '
-                f'truncated propensities={self.n_truncated}; {self.nonprivate!r})')
+                f'truncated propensities={self.n_truncated}; '
+                + (repr(self.nonprivate) if self.nonprivate is not None else f'comparator not fitted: {self.comparator_error}') + ')')
 
-# %% ../nbs/05_wate.ipynb #5e893e9c
+# %% ../nbs/05_wate.ipynb #55e59fd9
 def wate_diagnostics(data: pd.DataFrame | None = None,  # the data, as for `wate`
                      *,
                      outcome,  # binary outcome: column name or array
@@ -1168,8 +1171,12 @@ def _diagnostics(cd, st, M, estimand, v_model) -> WATEDiagnostics:
     "The NOT PRIVATE aggregates of the partition statistics `st` (the release's own partition when called by `wate`)."
     ok = ~st.failed
     tb, vb = ((float(st.tau[estimand][ok].mean()), float(st.variance[estimand][ok].mean())) if ok.any() else (math.nan, math.nan))
-    npw = _nonprivate_rows(cd, estimand, v_model)
-    return WATEDiagnostics(estimand, M, tb, vb, vb / M, int(st.failed.sum()), int(st.n_truncated.sum()), npw)
+    try:  # asked-for and NOT PRIVATE: its failure must not decide whether the release happens (see above)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', RuntimeWarning)
+            npw, why = _nonprivate_rows(cd, estimand, v_model), ''
+    except Exception as e: npw, why = None, f'{type(e).__name__}: {e}'
+    return WATEDiagnostics(estimand, M, tb, vb, vb / M, int(st.failed.sum()), int(st.n_truncated.sum()), npw, why)
 
 # %% ../nbs/05_wate.ipynb #9a9f6f22
 ADULT_COVARIATES = ('age', 'marital_status', 'race', 'sex', 'occupation', 'us_native')

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'check_epsilon', 'check_delta', 'check_sensitivity',
-           'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction', 'check_int',
-           'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
+__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'check_epsilon', 'check_delta',
+           'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
+           'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
            'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'check_finite',
            'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
            'project_to_unit_ball', 'check_unit_ball', 'patch']
@@ -184,16 +184,22 @@ def check_calibration(calibration: str,  # 'analytic' or 'classical'
                          "use calibration='analytic' (valid for any epsilon)")
     return calibration
 
-# %% ../nbs/00a_checks.ipynb #93a6ab53
+# %% ../nbs/00a_checks.ipynb #9e66979d
+MIN_LAM = 1e-12  # the ERM's smallest lambda: far above the rounding of H's entries (at most 1/4), so H + lambda I stays invertible
+
+
 def check_lam(lam,  # $\lambda$
               name: str = 'lam',  # argument name for the message (e.g. 'lam (lambda of eq. (5))')
-              lower: float | None = None,  # smallest allowed $\lambda$, inclusive (None: any $\lambda > 0$)
+              lower: float | None = None,  # smallest allowed $\lambda$, inclusive (None: the ERM's, `MIN_LAM`)
               upper: float | None = None,  # largest allowed $\lambda$, inclusive (None: no upper limit)
              ) -> float:  # `lam` as a float
-    "Validate a regularisation constant: a finite number > 0, or within [`lower`, `upper`] when either is given."
+    "Validate a regularisation constant: a finite number >= `MIN_LAM`, or within [`lower`, `upper`] when either is given."
     if lower is None and upper is None:
         if not _is_real(lam) or not _finite(lam) or lam <= 0:
             raise ValueError(f'{name} (the L2 regularisation constant lambda) must be a finite number > 0, got {lam!r}')
+        if lam < MIN_LAM:
+            raise ValueError(f'{name} (the L2 regularisation constant lambda) must be at least {MIN_LAM:g}: below it the '
+                             f'Newton system can be singular in double precision, got {lam!r}')
         return float(lam)
     ok = _is_real(lam) and (lam > 0 if lower is None else lam >= lower) and (
         _finite(lam) if upper is None else lam <= upper)
