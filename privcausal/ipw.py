@@ -41,7 +41,7 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'EffectFromSums', 'hajek_from_sums', 'ht_sensitivity', 'ht_from_sums', 'hajek_interval', 'hajek_identified',
            'random_split', 'check_fit_fraction', 'split_column_mask', 'hessian_vector', 'hessian_from_vector',
            'hessian_ridge', 'debias_weights', 'debias_rule', 'check_bound_vocabulary', 'ipw_outcome_scale', 'IPWPlan',
-           'plan_ipw', 'solve_plan_ipw', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'hajek_pvalue', 'pp_ipw']
+           'plan_ipw', 'ipw_min_rows', 'Stage', 'IPWRelease', 'IPWDiagnostics', 'hajek_pvalue', 'pp_ipw']
 
 # %% ../nbs/04_ipw.ipynb #036595ca
 from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
@@ -915,45 +915,13 @@ def plan_ipw(n: int,  # $N$, rows of the data set (public)
     return IPWPlan(n=n, d=d, epsilon=epsilon, delta=delta, outcome_bound=outcome_bound, propensity_bounds=clip,
                    estimand=estimand, fit_fraction=fit_fraction, lam=lam, **options)
 
-# %% ../nbs/04_ipw.ipynb #dd482f1d
-def solve_plan_ipw(target_halfwidth: float,  # the wanted half-width of the $1-\alpha$ interval
-                   solve_for: str = 'n',  # 'n', the rows (with `epsilon` given) or 'epsilon' (with `n` given)
-                   **plan_kwargs,
-                  ) -> IPWPlan:  # the plan at the smallest $N$ (or $\varepsilon$, to 0.1%) that reaches the target
-    """The n (rows) or epsilon a PP-IPW release needs for an expected interval half-width of at most `target_halfwidth`.
-
-    Parameters
-    ----------
-    plan_kwargs :
-        the other arguments of `plan_ipw` (`n` or `epsilon`, whichever is solved for, is omitted)
-    """
-    target = check_bound(target_halfwidth, 'target_halfwidth', 'a half-width')
-    check_choice(solve_for, ('n', 'epsilon'), 'solve_for')
-    if solve_for in plan_kwargs: raise TypeError(f'{solve_for} is what is solved for; do not pass it')
-    plan = lambda v: plan_ipw(**{**plan_kwargs, solve_for: v})
-    if solve_for == 'n':
-        lo, hi = 1, 2 * MIN_PART_ROWS
-        while True:
-            try:
-                if plan(hi).ci_halfwidth <= target: break
-            except ValueError: pass  # a part too small: grow
-            lo, hi = hi, 2 * hi
-            if hi > 10 ** 13: raise ValueError(f'target_halfwidth={target:g} needs more than 10^13 rows')
-        while hi - lo > 1:  # invariant: plan(hi) reaches the target, plan(lo) does not (or is infeasible)
-            mid = (lo + hi) // 2
-            try: ok = plan(mid).ci_halfwidth <= target
-            except ValueError: ok = False
-            lo, hi = (lo, mid) if ok else (mid, hi)
-        return plan(hi)
-    top = 1 - 1e-9 if plan_kwargs.get('calibration') == 'classical' else 1e6
-    if plan(top).ci_halfwidth > target:
-        raise ValueError(f'target_halfwidth={target:g} cannot be reached by any epsilon: at epsilon={top:g} the expected '
-                         f'half-width is {plan(top).ci_halfwidth:.4g} (the sampling part alone is {plan(top).sampling_sd:.4g} sd)')
-    lo, hi = math.log(1e-6), math.log(top)
-    while hi - lo > 1e-3:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if plan(math.exp(mid)).ci_halfwidth <= target else (mid, hi)
-    return plan(math.exp(hi))
+# %% ../nbs/04_ipw.ipynb #bb9c7b0e
+def ipw_min_rows(fit_fraction: float = 0.5,  # $m/N$ of a random split
+                ) -> int:  # the smallest $N$ whose two parts both have `MIN_PART_ROWS` rows
+    "Where a search over $N$ starts (`solve_plan(plan_ipw, ..., 'n', lo=ipw_min_rows(f))`): no smaller $N$ can be planned."
+    f, N = check_fit_fraction(fit_fraction), 2 * MIN_PART_ROWS
+    while not MIN_PART_ROWS <= int(round(f * N)) <= N - MIN_PART_ROWS: N += 1
+    return N
 
 # %% ../nbs/04_ipw.ipynb #17890cb2
 @dataclasses.dataclass(frozen=True)
