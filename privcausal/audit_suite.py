@@ -907,18 +907,18 @@ def ipw_cases(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon`/2)
         cases += [_case('ipw.pp_ipw', opts, p, run, (eps, delta)) for p in chosen]
     return cases
 
-# %% ../nbs/08_audit.ipynb #36e209d4
+# %% ../nbs/08_audit.ipynb #b7470e80
 def wate_cases(epsilon: float = 1.0,  # $\varepsilon$ of each estimand
                n_partitions: int = 4,  # $M$ (partitions of $n/M = 4$ rows)
               ) -> list:  # `AuditCase`s
     "Cases for `wate.wate` and `wate.wate_estimands`: defaults on every pair, every estimand, variance mode and v_model on the key pairs."
     pairs = {p.name: p for p in wate_pairs()}
     common = dict(n_partitions=n_partitions, sampler='exact', draws=100, warn=False)
-    common = {k: v for k, v in common.items() if k in _params(wate.wate)}
+    common = {k: v for k, v in common.items() if k in _params(wate.WATEPlan)}  # wate's settings are its plan's fields
     one = lambda opts: (lambda d, nz: wate.wate(X=d['X'], outcome=d['outcome'], treatment=d['treatment'], epsilon=epsilon, rng=nz, **common, **opts))
     sets = [({}, list(pairs)), ({'estimand': 'ATT'}, ['outcome flip (x at the edge)']), ({'estimand': 'ATC'}, ['outcome flip (x at the edge)']),
             ({'variance': 'mean'}, ['switch arm'])]
-    sets += [({'v_model': v}, ['switch arm']) for v in _choices(wate, 'V_MODELS', ()) if v != _params(wate.wate)['v_model'].default]
+    sets += [({'v_model': v}, ['switch arm']) for v in _choices(wate, 'V_MODELS', ()) if v != _params(wate.WATEPlan)['v_model'].default]
     cases = [_case('wate.wate', opts, pairs[n], one(opts), (epsilon, 0.0)) for opts, names in sets for n in names]
     ests = _choices(wate, 'ESTIMANDS', ('ATE', 'ATT', 'ATC'))
     many = lambda d, nz: wate.wate_estimands(X=d['X'], outcome=d['outcome'], treatment=d['treatment'], estimands=ests, epsilon=epsilon,

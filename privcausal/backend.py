@@ -237,7 +237,7 @@ class Rows:
 
     def __repr__(self): return f'{type(self).__name__}(n={self.n}, columns={self.columns}, backend={self.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #0300d7de
+# %% ../nbs/02b_backend.ipynb #35681200
 class PandasRows(Rows):
     "Rows of a pandas DataFrame in memory, processed in chunks of `chunk_rows` (all at once by default)."
     backend = 'pandas'
@@ -256,8 +256,8 @@ class PandasRows(Rows):
     def map_reduce(self, fn, columns=None):
         "`fn(chunk, index)` over chunks of rows, summed."
         cols = self._cols(columns)
-        starts = range(0, max(self.n, 1), self.chunk_rows)
-        results = (fn(self.frame.iloc[a:a + self.chunk_rows][cols], np.arange(a, min(a + self.chunk_rows, self.n))) for a in starts)
+        frame, starts = self.frame[cols], range(0, max(self.n, 1), self.chunk_rows)  # the columns selected once (no copy), not per chunk
+        results = (fn(frame.iloc[a:a + self.chunk_rows], np.arange(a, min(a + self.chunk_rows, self.n))) for a in starts)
         return functools.reduce(_sum_trees, results)  # a running sum (the same order of additions): one chunk's results held at a time
 
     def group_map(self, labels_fn, fn, n_groups: int, columns=None):
@@ -620,39 +620,86 @@ def _design(A, covariates, bound, constant, clip, intercept=False):
     if intercept: X[:, -1] = 1.0
     return X, n_over
 
-# %% ../nbs/02b_backend.ipynb #2555f756
+# %% ../nbs/02b_backend.ipynb #2636bc5c
 _BLOCK_ROWS = 2048  # rows per block of a pass: a block is still in cache when its second product reads it
 
 
-def _fitted(chunk, index, select, arm_column, arm):
-    "Which rows of the chunk are fitted: `select(index)` and, if asked, the rows of one arm (None: all)."
+def _fitted(chunk, index, select, arm_column, arm, arms=None):
+    "Which rows of the chunk are fitted: `select(index)` and, if asked, the rows of one arm (None: all); `arms`: the arm column, if already read."
     keep = None if select is None else np.asarray(select(index), dtype=bool)
     if arm_column is None: return keep
-    in_arm = chunk[arm_column].to_numpy(dtype=float) == arm
+    in_arm = (chunk[arm_column].to_numpy(dtype=float) if arms is None else arms) == arm
     return in_arm if keep is None else keep & in_arm
+
+
+def _pass_arrays(chunk, covariates, treatment, arm_column):
+    "The chunk's covariates (n x d), response and arm column (None if not asked) as floats; read by position when the chunk holds just these columns in this order (as `map_reduce` gives them), by name otherwise."
+    d, names = len(covariates), [*covariates, treatment] + ([] if arm_column is None else [arm_column])
+    if chunk.columns.tolist() != names: chunk = chunk[names]  # e.g. a cached block with more columns
+    cells = chunk.iloc
+    return (cells[:, :d].to_numpy(dtype=float), cells[:, d].to_numpy(dtype=float),  # a view, not a copy, when the covariates are one float block
+            None if arm_column is None else cells[:, d + 1].to_numpy(dtype=float))
+
+
+def _selected(A, keep):
+    "The rows of `A` where `keep` (None: all) as a column-major block, the layout pandas keeps (gathered column by column, about twice as fast as `A[keep]`): the pass's sums are then added in one order, whatever the layout of the input."
+    if A.strides[0] <= A.strides[1]: return A if keep is None else A.T.compress(keep, axis=1).T  # column-major already
+    return np.asfortranarray(A if keep is None else A.compress(keep, axis=0))
+
+
+def _ball_factors(A, covariates, bound, clip):
+    "Each row's factor $f_i=\\min(1, R/\\|A_i\\|)$ onto the ball of radius `bound` (None: all 1), raising as `_design` if a row lies outside and `clip` is off: (f, n_clipped, squared row norms of A)."
+    norms = row_norms(A)  # rescaled where the squared norm would overflow
+    if not np.isfinite(norms).all(): check_finite(A, name='covariates', columns=covariates)
+    norms *= 1.0 / bound
+    over = norms > 1 + _BALL_TOL
+    n_over = int(over.sum())
+    if n_over and not clip:
+        raise ValueError('covariate_bound: some covariate rows lie outside the ball of this public bound; state a bound '
+                         'that holds for every row, or ask for clipping (clip_rows=True); not shown: counts come from the data')
+    if not n_over: return None, 0, norms
+    f = np.ones(len(A))
+    f[over] = 1.0 / norms[over]
+    return f, n_over, norms
 
 
 def _logistic_chunk(chunk, index, covariates, treatment, w, bound, constant, clip, select, arm_column=None, arm=1.0,
                     intercept=False, role='treatment', hessian=False, loss=False, frobenius=False):
     "One worker's part of a pass at `w`: ([rows, loss sum, squared row norms, rows clipped], gradient sum, Hessian sum or 0)."
-    A = chunk[list(covariates)].to_numpy(dtype=float)  # a view, not a copy, when the covariates are one float block
-    keep = _fitted(chunk, index, select, arm_column, arm)
-    y = chunk[treatment].to_numpy(dtype=float)
+    A, y, arms = _pass_arrays(chunk, covariates, treatment, arm_column)
+    keep = _fitted(chunk, index, select, arm_column, arm, arms)
     y = y if keep is None else y[keep]
     if not ((y == 0) | (y == 1)).all(): check_binary_treatment(y, name=role)  # raises, naming the response
-    k = len(w)
-    sb, g, H = np.empty(_BLOCK_ROWS), np.zeros(k), np.zeros((k, k)) if hessian else 0.0
-    f, sq, n_clipped, j = 0.0, 0.0, 0, 0
+    d, k = len(covariates), len(w)
+    a = (1.0 if bound is None else 1.0 / bound) * (1.0 if constant is None else math.sqrt(1 - constant * constant))
+    e = np.array(([] if constant is None else [constant]) + ([1.0] if intercept else []))  # the public columns after the covariates
+    wd, we = w[:d], float(e @ w[d:])
+    g, H = np.zeros(k), np.zeros((k, k)) if hessian else 0.0
+    gd, Hd, Hde = g[:d], H[:d, :d] if hessian else None, np.zeros(d)  # the covariates' blocks (views), and a f q^T A
+    r_sum, q_sum, f, sq, n_clipped, j = 0.0, 0.0, 0.0, 0.0, 0, 0  # the public columns' sums: times e once, at the end
     for i in range(0, len(A), _BLOCK_ROWS):
-        X, c = _design(A[i:i + _BLOCK_ROWS] if keep is None else A[i:i + _BLOCK_ROWS][keep[i:i + _BLOCK_ROWS]],
-                       covariates, bound, constant, clip, intercept)
-        s, yb = np.dot(X, w, out=sb[:len(X)]), y[j:j + len(X)]
+        Ab = _selected(A[i:i + _BLOCK_ROWS], None if keep is None else keep[i:i + _BLOCK_ROWS])
+        fb, c, norms = (None, 0, None) if bound is None else _ball_factors(Ab, covariates, bound, clip)
+        u, yb = Ab @ wd, y[j:j + len(Ab)]
+        u *= a if fb is None else a * fb  # the covariates' part of the score, X = (a f_i A_i, e) never formed
+        s = u + we if len(e) else u
         p = expit(s)
-        g += (p - yb) @ X
-        if hessian: H += (X.T * (p * (1 - p))) @ X
+        r = p - yb
+        gd += (a * r if fb is None else a * (r * fb)) @ Ab
+        if len(e): r_sum += float(r.sum())
+        if hessian:
+            q = p * (1 - p)
+            Cb = Ab * (a * np.sqrt(q) if fb is None else a * (np.sqrt(q) * fb))[:, None]  # rows a sqrt(q_i) f_i A_i
+            Hd += Cb.T @ Cb  # a^2 A^T diag(q f^2) A, one symmetric product
+            if len(e): Hde += (a * q if fb is None else a * (q * fb)) @ Ab; q_sum += float(q.sum())
         if loss: f += float(np.logaddexp(0.0, s).sum() - yb @ s)
-        if frobenius: sq += float(np.einsum('ij,ij->', X, X))
-        n_clipped, j = n_clipped + c, j + len(X)
+        if frobenius:
+            n2 = np.einsum('ij,ij->i', Ab, Ab) if norms is None else (norms * bound) ** 2
+            sq += float(a * a * (n2 @ (fb * fb) if fb is not None else n2.sum()) + len(Ab) * (e @ e))
+        n_clipped, j = n_clipped + c, j + len(Ab)
+    if len(e):
+        g[d:] = e * r_sum
+        if hessian: H[:d, d:] = np.outer(Hde, e); H[d:, :d] = H[:d, d:].T; H[d:, d:] = np.outer(e, e) * q_sum
     if not np.isfinite(g).all():  # a non-finite covariate in a fitted row makes the gradient non-finite, at every w
         check_finite(A if keep is None else A[keep], name='covariates', columns=covariates)
         raise ValueError('covariates: too large for the logistic model (its scores overflow); divide them by a public bound')

@@ -84,7 +84,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #0d1f5056
+# %% ../nbs/15_effect.ipynb #66f84472
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -93,13 +93,14 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     "PP-IPW or WATE, run when named, with the same public bounds (their own releases; WATE spends epsilon only)."
     common = dict(outcome=outcome, treatment=treatment, covariates=list(covariates), covariate_bounds=covariate_bounds,
                   epsilon=epsilon, estimand=estimand, ledger=ledger, rng=rng, n_rows=n, diagnostics=diagnostics)
-    from privcausal.bayes_wate import wate
+    from privcausal.bayes_wate import WATEPlan, wate
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
     if method == 'ipw':  # effect's vocabulary: clip (values outside their bounds), propensity_bounds; PP-IPW's: clip_rows/clip_outcomes, clip
         clip_values = bool(options.pop('clip', False))
         options.update(clip=options.pop('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values, clip_outcomes=clip_values)
-    unknown = sorted(set(options) - set(inspect.signature(fn).parameters))
+    accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
+    unknown = sorted(set(options) - accepted)  # wate takes the fields of its plan
     if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")
     if method == 'ipw': return pp_ipw(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     if outcome_type != 'binary': raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")

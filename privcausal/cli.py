@@ -22,9 +22,9 @@ import privcausal
 from . import accounting, data
 
 # %% auto #0
-__all__ = ['FLAGS', 'FLAGS_BY_COMMAND', 'REGISTRY', 'PUBLIC_LEVELS', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
-           'build_parser', 'flag_names', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger',
-           'per_column_scaled', 'run', 'error_document', 'main']
+__all__ = ['FLAGS', 'REGISTRY', 'PUBLIC_LEVELS', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError', 'build_parser',
+           'flag_names', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled',
+           'run', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #40b073b7
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -49,7 +49,7 @@ class _Module:
         import importlib
         return getattr(importlib.import_module(self._name), attr)
 
-# %% ../nbs/09_cli.ipynb #11af0ac1
+# %% ../nbs/09_cli.ipynb #b2b9f850
 _GROUP_HELP = {'data': 'the real data sets the papers use, fetched from registry packages',
                'ledger': 'a privacy ledger kept in a file across runs'}
 
@@ -75,8 +75,10 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
 
 
-def build_parser() -> argparse.ArgumentParser:
-    "The argument parser of the `privcausal` console script."
+def build_parser(argv=None,  # the arguments to parse: only the command they name gets its options (None: every command)
+                ) -> argparse.ArgumentParser:
+    "The argument parser of the `privcausal` console script (`privcausal --help` builds no command's options: a fast start)."
+    chosen = None if argv is None else [a for a in argv if not a.startswith('-')][:2]  # the top level has no option with a value
     p = _Parser(prog='privcausal', description='Differentially private causal inference.')
     p.add_argument('--version', action='version', version=f'privcausal {privcausal.__version__}')
     p.add_argument('--json', action='store_true', help='print one JSON document instead of a report')
@@ -91,18 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
                 groups[group] = g.add_subparsers(dest=f'{group}_command', metavar='ACTION')
                 _json_flag(g)
             leaf = groups[group].add_parser(action, help=help)
-        add_arguments(leaf)
+        if chosen is None or (chosen[:1] == [group] and (action is None or chosen[1:2] == [action])): add_arguments(leaf)
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #6e8a6cfc
+# %% ../nbs/09_cli.ipynb #1d638d54
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
     'clip_outcomes': '--clip-outcomes', 'clip_rows': '--clip-rows', 'clip': '--propensity-bound',
-    'truncation': '--propensity-bound', 'lam': '--lam', 'fit_fraction': '--fit-fraction', 'split': '--split-column',
-    'n_partitions': '--partitions', 'variance_share': '--variance-share', 'variance': '--variance', 'draws': '--draws',
-    'sampler': '--sampler', 'estimand': '--estimand', 'estimator': '--estimator', 'intercept': '--no-intercept',
+    'lam': '--lam', 'fit_fraction': '--fit-fraction', 'split': '--split-column',
+    'variance_share': '--variance-share', 'estimand': '--estimand', 'estimator': '--estimator', 'intercept': '--no-intercept',
     'covariates': '--covariates', 'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical',
     'other': '--other', 'n_rows': 'the number of rows of DATA',
     'calibration': '--calibration', 'debias': '--debias', 'hessian_share': '--hessian-share', 'propensity_sd': '--propensity-sd',
@@ -110,20 +111,19 @@ FLAGS = {  # Python keyword -> command-line flag
     'covariate_bounds': '--covariate-bounds', 'outcome_bounds': '--outcome-bounds',
 }
 
-FLAGS_BY_COMMAND = {'wate': {'estimator': 'estimator', 'clip': '--clip'}}  # where one Python name means another flag (wate has one estimator: no --estimator flag)
 _ACTIVE = {'command': None, 'json': False, 'warned': []}  # the command being run, for `flag_names`; under --json (`main`): its warnings
 
 _ALT = '|'.join(sorted(map(re.escape, FLAGS), key=len, reverse=True))
 _SWITCH = re.compile(r'(?<![\w-])(' + _ALT + r')=(?:True|False)\b')  # clip_outcomes=True -> --clip-outcomes
 _NAME = re.compile(r'(?<![\w-])(' + _ALT + r')(?=\s*(?:=|must|\(|:|,|;|$| is| needs| gives| has| of the| exceeds| leaves| requested))')
-_COST = re.compile(r'PrivacyCost\([^)]*\)')  # a printed cost keeps its field names
+_COST = re.compile(r'(PrivacyCost\([^)]*\))')  # a printed cost keeps its field names
 _ASSIGN = re.compile(r"(?<![\w-])(" + _ALT + r")='([^']*)'")  # calibration='analytic' -> --calibration analytic
 
 
 def flag_names(message: str,  # an error or warning text from a Python function
               ) -> str:  # the same text with Python keyword names replaced by command-line flags
     "Rewrite Python keyword names in `message` into the command-line flags that set them."
-    flags = {**FLAGS, **FLAGS_BY_COMMAND.get(_ACTIVE['command'], {})}
+    flags = FLAGS
     def rewrite(text):
         text = _ASSIGN.sub(lambda m: f'{flags[m.group(1)]} {m.group(2)}', text)
         text = _SWITCH.sub(lambda m: flags[m.group(1)], text)
@@ -597,86 +597,65 @@ def _ipw_command(args):
                                     {'estimate': diag.tau_hat})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #ee7ec2f8
-_wate = _Module('privcausal.bayes_wate')
+# %% ../nbs/09_cli.ipynb #4a876cac
+from .commands import COMMON_FLAGS, SHARED, CommandSpec, field_flag, flag_map, plan_arguments, plan_options
 
-# %% ../nbs/09_cli.ipynb #29ae9446
+WATE_COMMAND = CommandSpec('wate', 'private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', 'privcausal.bayes_wate',
+                           'wate', 'plan_wate', (('privcausal.bayes_wate', 'WATEPlan'),))
+
+
 def _wate_arguments(p):
+    "The data and release options every effect command has, then one option per flagged field of `WATEPlan`."
     _data_options(p)
-    _release_options(p)
     p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
-    p.add_argument('--partitions', type=int, metavar='M', help='number of partitions M (default: a rule from n and d)')
-    p.add_argument('--propensity-bound', '--truncation', dest='propensity_bound', type=float, metavar='A',
-                   help='PUBLIC propensity bound: propensities are truncated to [A, 1 - A]')
-    p.add_argument('--variance-share', type=float, metavar='PI',
-                   help='share pi of epsilon for the variance (default 0.1 for the ATE, 0.25 for the ATT and ATC)')
-    p.add_argument('--variance', choices=['paper', 'mean'], help="how the variance is released: 'mean' or the paper's eq. 14")
-    p.add_argument('--sampler', choices=['exact', 'emcee'], help="posterior sampler: 'exact' (inverse CDF) or 'emcee' (MCMC)")
-    p.add_argument('--draws', type=int, metavar='L', help='posterior draws L')
-    p.add_argument('--sampling-variance', type=float, metavar='V', help="--dry-run: planning value of the estimator's variance")
     p.add_argument('--covariate-bounds', action='append', metavar='COL=LO:HI,...',
                    help="each non-0/1 covariate's PUBLIC range, checked and mapped onto [-1, 1] (0/1 columns need none); repeatable")
-    p.add_argument('--clip', action='store_true', help='clip covariates outside their --covariate-bounds (announced) instead of refusing')
+    _release_options(p)
+    p.set_defaults(_plan_fields=plan_arguments(p, *WATE_COMMAND.plan_classes()))
 
 
-def _wate_settings(args):
-    s = dict(estimand=args.estimand, epsilon=args.epsilon, n_partitions=args.partitions, truncation=args.propensity_bound,
-             variance_share=args.variance_share, variance=args.variance)
-    if args.delta not in (None, 0): raise ValueError('--delta: WATE is pure epsilon-DP; leave --delta out')
-    if args.clip and not args.covariate_bounds: raise ValueError('--clip clips covariates to their --covariate-bounds; declare them')
-    return {k: v for k, v in s.items() if v is not None}
+def _wate_flags() -> dict:
+    "{python name: flag} of `wate`: the fields of `WATEPlan` and the command's own options a message may name."
+    return flag_map(*WATE_COMMAND.plan_classes(), common={k: v for k, v in COMMON_FLAGS.items() if k != 'n'} | {'n_rows': '--n-rows'})
 
-
-def _wate_ranges(args, names) -> tuple:
-    "(release keywords, plan keywords) of `--covariate-bounds` and `--clip`."
-    ranges = _public_ranges(args)
-    if not ranges: return {}, {}
-    return {**ranges, 'clip': args.clip}, {**ranges, 'covariates': names}
-
-
-def _wate_dask(args, settings, ledger):
-    "`privcausal wate --dask`: WATE on a Dask frame; only the M partition statistics reach this process."
-    _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
-    with dask_client(args.dask):
+# %% ../nbs/09_cli.ipynb #7912b4e4
+def _wate_frame(args) -> tuple:
+    "(the frame `wate` reads, the covariate names, the public n of a dry run, what a dry run read): in memory, or read by the Dask workers."
+    if args.dask:
+        _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
         ddf, names = _dask_frame(args)
-        if args.dry_run:
-            plan = _wate.plan_wate(n=_dask_n(args, ddf), d=len(names), sampling_variance=args.sampling_variance, **settings,
-                                   **_wate_ranges(args, names)[1])
-            return _plan_output(plan, ledger, 'wate', _DASK_READ)
-        sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
-        res = _released(_wate.wate, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
-                        ledger=ledger, n_rows=args.n_rows, **sampling, **settings, **_wate_ranges(args, names)[0])
-        npw = (_wate.nonprivate_wate(ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
-                                     estimand=args.estimand) if args.non_private else None)
-    result, text = _output(res, args, covariates=names)
-    if npw is not None:
-        result, text = _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
-                                    {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
-    return result, text
-
-
-@command('wate', help='private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', arguments=_wate_arguments)
-def _wate_command(args):
-    settings = _wate_settings(args)
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
-    if args.dask: return _wate_dask(args, settings, ledger)
+        return ddf, names, (_dask_n(args, ddf) if args.dry_run else None), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     X, names = _covariate_design(args, df)
-    if args.dry_run:
-        plan = _wate.plan_wate(n=len(df), d=len(names), sampling_variance=args.sampling_variance, **settings,
-                               **_wate_ranges(args, names)[1])
-        return _plan_output(plan, ledger, 'wate', _read(len(df), None, covariates=True))
-    frame = _with_outcome(X, names, df, args)
-    sampling = {k: v for k, v in (('sampler', args.sampler), ('draws', args.draws)) if v is not None}
-    res = _released(_wate.wate, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args), ledger=ledger,
-                    n_rows=args.n_rows, **sampling, **settings, **_wate_ranges(args, names)[0])
+    return _with_outcome(X, names, df, args), names, len(df), _read(len(df), None, covariates=True)
+
+
+def _wate_body(args):
+    "One body whatever the backend: the plan's options from the flags, then a dry run's plan or the release."
+    entry, planner = WATE_COMMAND.functions()
+    from privcausal.bayes_wate import nonprivate_wate as _nonprivate_wate  # the NOT PRIVATE comparator of --non-private
+    options = plan_options(args, args._plan_fields) | _public_ranges(args) | (
+        {} if args.delta is None else {'delta': args.delta})
+    common = dict(estimand=args.estimand, epsilon=args.epsilon)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
+        frame, names, n, read = _wate_frame(args)
+        if args.dry_run: return _plan_output(planner(n=n, d=len(names), covariates=names, **common, **options), ledger, 'wate', read)
+        res = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
+                        ledger=ledger, n_rows=args.n_rows, _flags=_wate_flags(), **common, **options)
+        npw = (_nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
+                                estimand=args.estimand) if args.non_private else None)
     result, text = _output(res, args, covariates=names)
-    if args.non_private:
-        npw = _wate.nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names, estimand=args.estimand)
-        result, text = _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
-                                    {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
-    return result, text
+    if npw is None: return result, text
+    return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
+                        {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
+
+
+@command('wate', help=WATE_COMMAND.help, arguments=_wate_arguments)
+def _wate_command(args):
+    try: return _wate_body(args)
+    except (ValueError, TypeError) as e: raise _in_flags(e, _wate_flags()) from None
 
 # %% ../nbs/09_cli.ipynb #33ceccd9
 from .commands import ANM_COMMAND, flag_map, flag_message, plan_arguments, plan_options
@@ -705,10 +684,10 @@ def _anm_sizes(args, df) -> dict:
     labels = df[args.split_column].astype(str)
     return {'n_train': int((labels == 'train').sum()), 'n_test': int((labels == 'test').sum())}
 
-# %% ../nbs/09_cli.ipynb #b88626a2
+# %% ../nbs/09_cli.ipynb #7f917b01
 def _in_flags(e: Exception, flags: dict) -> Exception:
-    "The error `e` with its message in the command line's terms (marked so that `main` does not rewrite it again)."
-    text = flag_message(str(e), flags)[0]
+    "The error `e` with its message in the command line's terms (marked so that `main` does not rewrite it again); a printed `PrivacyCost(...)` keeps its field names."
+    text = ''.join(part if _COST.fullmatch(part) else flag_message(part, flags)[0] for part in _COST.split(str(e)))
     try: out = type(e)(text)
     except Exception: out = (TypeError if isinstance(e, TypeError) else ValueError)(text)  # e.g. UnicodeDecodeError's five arguments
     out.in_flags = True
@@ -855,7 +834,7 @@ def _effect_command(spec):
 
 for _spec in EFFECT_COMMANDS: command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec))(_effect_command(_spec))
 
-# %% ../nbs/09_cli.ipynb #4899f180
+# %% ../nbs/09_cli.ipynb #f226b3dd
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -863,7 +842,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     if argv == ['--version']:  # answered before any module of an estimator is imported
         print(f'privcausal {privcausal.__version__}')
         return {'version': privcausal.__version__}
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     key = None
     if args.command:

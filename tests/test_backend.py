@@ -16,7 +16,7 @@ from privcausal.accounting import BudgetExceededError, PrivacyCost, PrivacyLedge
 from privcausal.backend import (PermutationKey, ROUNDS, arm_sums, as_rows, check_rows, fit_logistic_rows, keyed_permutation,
                                 mapped_rows, partition_index, partition_labels, partition_map, permutation_key, split_mask,
                                 stack_groups)
-from privcausal import ipw
+from privcausal import backend, ipw
 from privcausal.ipw import ipw_unit_weights
 from privcausal.mechanisms import NoiseSource
 from privcausal.method import Sealed, run_release
@@ -556,3 +556,75 @@ def test_chunked_keeps_the_frame_and_the_sums():
     fn = lambda chunk, index: (np.array([len(chunk), chunk['x0'].sum()]), index.sum())
     a, b = rows.map_reduce(fn, ['x0']), small.map_reduce(fn, ['x0'])
     assert a[0][0] == b[0][0] == 1000 and abs(a[0][1] - b[0][1]) < 1e-9 and a[1] == b[1]
+
+
+# ---------------------------------------------------------------- (a) one pass without the design matrix
+
+def _reference_chunk(chunk, index, covariates, treatment, w, bound, constant, clip, select, arm_column=None, arm=1.0,
+                     intercept=False, role='treatment', hessian=False, loss=False, frobenius=False):
+    "The pass written plainly: the design X of the fitted rows built explicitly (`_design`), then its sums in one go."
+    A = chunk[list(covariates)].to_numpy(dtype=float)
+    keep = np.ones(len(A), dtype=bool) if select is None else np.asarray(select(index), dtype=bool)
+    if arm_column is not None: keep &= chunk[arm_column].to_numpy(dtype=float) == arm
+    y = chunk[treatment].to_numpy(dtype=float)[keep]
+    X, n_clipped = backend._design(A[keep], covariates, bound, constant, clip, intercept)
+    s = X @ w
+    p = expit(s)
+    return (np.array([len(y), np.logaddexp(0.0, s).sum() - y @ s if loss else 0.0, np.sum(X * X) if frobenius else 0.0,
+                      n_clipped]), (p - y) @ X, (X.T * (p * (1 - p))) @ X if hessian else 0.0)
+
+
+def _pass_frame(n, d, seed, layout):
+    "Covariates partly outside the ball of radius 2 (about 4% of rows), a 0/1 treatment and arm, columns in `layout` order."
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * 0.8 / math.sqrt(d) * np.where(rng.random(n) < 0.04, 4.0, 1.0)[:, None]
+    df = pd.DataFrame(X, columns=[f'x{j}' for j in range(d)]).assign(t=rng.binomial(1, expit(X @ np.linspace(1, -1, d))),
+                                                                       z=rng.binomial(1, 0.5, n).astype(float))
+    if layout == 'C': df = pd.DataFrame(np.ascontiguousarray(df.to_numpy()), columns=df.columns)  # row-major values
+    if layout == 'shuffled': df = df[['z', 't', *reversed(df.columns[:d])]]  # read by name
+    return df
+
+
+@pytest.mark.parametrize('layout', ['F', 'C', 'shuffled'])
+@pytest.mark.parametrize('bound,constant,clip,intercept,arm', [
+    (2.0, None, True, False, None), (2.0, 0.4, True, False, None), (10.0, 0.4, False, False, 0.0), (None, None, False, False, None),
+    (None, None, False, True, 1.0), (3.0, 0.3, True, True, None)])
+def test_logistic_pass_equals_the_explicit_design(layout, bound, constant, clip, intercept, arm):
+    n, d = 5000, 4
+    df = _pass_frame(n, d, 1, layout)
+    cov = [f'x{j}' for j in range(d)]
+    kw = dict(covariates=cov, treatment='t', bound=bound, constant=constant, clip=clip, select=lambda i: i % 3 != 1,
+              arm_column=None if arm is None else 'z', arm=arm, intercept=intercept)
+    k = d + (constant is not None) + intercept
+    w = np.linspace(-0.7, 0.9, k)
+    for chunk_rows in (n, 700):  # blocks of 2,048 rows within a chunk, and chunks smaller than a block
+        rows = as_rows(df, chunk_rows=chunk_rows)
+        cols = None if layout == 'shuffled' else [*cov, 't'] + ([] if arm is None else ['z'])
+        (m, f, sq, nc), g, H = rows.map_reduce(functools.partial(backend._logistic_chunk, w=w, hessian=True, loss=True,
+                                                                 frobenius=True, **kw), cols)
+        (m0, f0, sq0, nc0), g0, H0 = rows.map_reduce(functools.partial(_reference_chunk, w=w, hessian=True, loss=True,
+                                                                       frobenius=True, **kw), cols)
+        assert m == m0 and nc == nc0 and (nc > 0) == bool(clip)
+        np.testing.assert_allclose([f, sq], [f0, sq0], rtol=1e-12)
+        np.testing.assert_allclose(g, g0, rtol=1e-12, atol=1e-12 * np.abs(g0).max())
+        np.testing.assert_allclose(H, H0, rtol=1e-12, atol=1e-12 * np.abs(H0).max())
+
+
+@pytest.mark.parametrize('case', ['plain', 'constant', 'clip', 'no bound', 'unpenalised arm', 'dask'])
+def test_fits_equal_the_explicit_design(client, monkeypatch, case):
+    "The certified fits agree within 1e-12 (relative) with the same solver on the explicit design: the sums differ only in their order."
+    n, d = 24_000, 5  # above 10,000 rows: the subsample start too
+    df = _pass_frame(n, d, 2, 'F')
+    cov = [f'x{j}' for j in range(d)]
+    select = functools.partial(split_mask, n=n, m=n // 2, key=permutation_key(5))
+    kw = dict(covariates=cov, treatment='t', lam=0.01, select=select)
+    kw.update({'plain': dict(covariate_bound=10.0), 'constant': dict(covariate_bound=10.0, constant=0.5),
+               'clip': dict(covariate_bound=2.0, constant=0.5, clip_rows=True), 'no bound': dict(covariate_bound=None, lam=1e-4),
+               'dask': dict(covariate_bound=2.0, constant=0.5, clip_rows=True)}.get(case, {}))
+    if case == 'unpenalised arm':
+        fit = lambda: backend.fit_logistic_unpenalised_rows(df, covariates=cov, response='t', arm_column='z', arm=1.0)
+    else: fit = lambda data=df: fit_logistic_rows(data, **kw).weights
+    got = fit(dd.from_pandas(df, npartitions=5)) if case == 'dask' else fit()
+    monkeypatch.setattr(backend, '_logistic_chunk', _reference_chunk)
+    ref = fit()
+    np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())

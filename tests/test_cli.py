@@ -170,3 +170,14 @@ def test_errors_name_flags_not_python_keywords(csv, argv, flag, python):
     code, out, err = call(*[a.replace('{p}', csv[0]) for a in argv])
     assert code == 2 and flag in err and out == '', err
     if python: assert python not in err, err
+
+
+def test_parser_builds_only_the_command_it_runs():
+    "Issue 17 item 4: `privcausal --help` builds no command's options (a fast start); the command named in argv gets all of its own."
+    from privcausal.cli import build_parser
+    leaves = lambda p: p._subparsers._group_actions[0].choices
+    options = lambda parser: {o for a in parser._actions for o in a.option_strings} - {'-h', '--help', '--json'}
+    assert all(not options(leaf) for leaf in leaves(build_parser(['--help'])).values())
+    chosen = leaves(build_parser(['wate', 'data.csv']))
+    assert options(chosen['wate']) == options(leaves(build_parser())['wate']) and '--epsilon' in options(chosen['wate'])
+    assert not options(chosen['anm'])

@@ -126,7 +126,7 @@ def test_wate_pvalue_is_twice_the_smaller_tail(wate_release, q):
 
 
 def test_plan_summaries_and_costs():
-    wp = wate.plan_wate(30_162, 26, 1.0)
+    wp = wate.plan_wate(n=30_162, d=26, epsilon=1.0)
     text = wp.summary()
     assert text.startswith('WATE plan (from public inputs only; nothing spent)')
     for said in ('expected noise sd', 'interval half-width', 'cost (epsilon=1, delta=0', 'assumes: sampling variance'):

@@ -232,7 +232,7 @@ def test_ipw_exact_vector_is_the_libraries_statistics():
 def test_wate_neighbours_within_the_planned_sensitivity():
     df = _frame(n=480, seed=4, binary_outcome=True)
     enc = encoding_from_bounds(COVS, check_covariate_bounds(BOUNDS, COVS), (0.0, 1.0))
-    plan = plan_wate(len(df), 3, 1.0, 'ATE', covariate_bounds=BOUNDS, covariates=COVS)
+    plan = plan_wate(n=len(df), d=3, epsilon=1.0, estimand='ATE', covariate_bounds=BOUNDS, covariates=COVS)
     cal = plan.calibration
     index = partition_index(len(df), plan.n_partitions, permutation_key(0))
     worst_tau, worst_var = 0.0, 0.0

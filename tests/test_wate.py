@@ -13,11 +13,12 @@ from statsmodels.treatment.treatment_effects import TreatmentEffect
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import PrivacyLeakWarning
 from privcausal.mechanisms import ResearchNoise
+from privcausal.method import Plan, solve_plan
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.checks import ESTIMANDS
 from privcausal.bayes_wate import (VARIANCE_SHARE, aggregate, fill_failed, fit_logistic_batched, nonprivate_wate,
                              partition_indices, partition_statistics, partitions_rule, plan_wate,
-                             plan_wate_for_halfwidth, release_plan, release_statistics, simulate_imbalanced,
+                             WATEPlan, release_plan, release_statistics, simulate_imbalanced,
                              simulate_wate, simulation_study, summarise_study, variance_sensitivity, variance_supremum,
                              variance_upper_bound, wate, wate_diagnostics, wate_estimands, weighted_effect)
 
@@ -220,8 +221,7 @@ def test_plan_cost_is_what_wate_charges(df):
     for kw in (dict(), dict(n_partitions=40, variance='paper', variance_share=0.3, truncation=0.1, estimand='ATT')):
         led = PrivacyLedger(10.0)
         r = wate(df, outcome='y', treatment='z', epsilon=0.7, draws=300, rng=np.random.default_rng(1), ledger=led, **kw)
-        plan = plan_wate(len(df), 4, 0.7, kw.get('estimand', 'ATE'), kw.get('n_partitions'), kw.get('truncation', 0.05),
-                         kw.get('variance_share', VARIANCE_SHARE), kw.get('variance', 'mean'))
+        plan = plan_wate(n=len(df), d=4, epsilon=0.7, **{'variance_share': VARIANCE_SHARE, **kw})
         assert plan.cost == r.cost == r.plan.cost
         assert led.spent == (pytest.approx(plan.cost.epsilon), plan.cost.delta) and plan.cost.epsilon == pytest.approx(0.7)
         assert [dict(c.params)['scale'] for c in plan.cost.components] == [r.noise_scale_tau, r.noise_scale_variance]
@@ -454,19 +454,20 @@ def test_defaults_follow_n_and_d_and_explicit_settings_win(df):
     for n, d in ((1000, 4), (30_162, 26), (10**6, 26)):
         M = partitions_rule(n, d, 1.0)[0]
         assert 1 <= M <= max(1, n // (3 * (d + 1)))
-        p = plan_wate(n, d, 1.0)
+        p = plan_wate(n=n, d=d, epsilon=1.0)
         assert p.bias_bound <= 0.25 * np.hypot(p.noise_sd, np.sqrt(1 / n)) + 1e-12  # the rule's constraint
 
 
 def test_release_runs_its_plan(df):
     r = wate_estimands(df, outcome='y', treatment='z', epsilon=0.7, truncation=0.1, rng=np.random.default_rng(3))
-    first = plan_wate(len(df), 4, 0.7, 'ATE', truncation=0.1)
+    first = plan_wate(n=len(df), d=4, epsilon=0.7, estimand='ATE', truncation=0.1)
     for k, res in r.items():
         # issue 18: the estimands' default shares differ (0.1 ATE, 0.25 ATT/ATC), and one partition serves them all,
         # so every plan takes the first estimand's M (before, equal shares gave equal M by construction)
-        p = dataclasses.replace(plan_wate(len(df), 4, 0.7, k, first.n_partitions, truncation=0.1),
-                                n_partitions_rule=first.n_partitions_rule)
-        assert res.plan == p and res.n_partitions == first.n_partitions
+        p = plan_wate(n=len(df), d=4, epsilon=0.7, estimand=k, n_partitions=first.n_partitions, truncation=0.1)
+        fields = [f.name for f in dataclasses.fields(p) if f.name != 'n_partitions_rule']
+        assert [getattr(res.plan, f) for f in fields] == [getattr(p, f) for f in fields] and res.n_partitions == first.n_partitions
+        assert res.plan.n_partitions_rule == first.n_partitions_rule  # the rule that chose the shared M
         assert res.variance_share == (0.1 if k == 'ATE' else 0.25)
         assert (res.noise_scale_tau, res.noise_scale_variance, res.prior_variance_upper) == (
             p.calibration.noise_scale_tau, p.calibration.noise_scale_variance, p.calibration.prior_variance_upper)
@@ -488,7 +489,7 @@ def test_planner_noise_sd_matches_realised_releases():
     # plan's expected half-width against the realised mean half-width
     s = simulate_imbalanced(400, np.random.default_rng(5), d=2, treated_share=0.4)
     data = pd.DataFrame(s['X'], columns=['x1', 'x2']).assign(z=s['z'].astype(int), y=s['y'].astype(int))
-    plan = plan_wate(400, 2, 10.0, n_partitions=5)
+    plan = plan_wate(n=400, d=2, epsilon=10.0, n_partitions=5, draws=200)
     diffs, halves = [], []
     for seed in range(1000):
         r = wate(data, outcome='y', treatment='z', epsilon=10.0, n_partitions=5, draws=200, rng=np.random.default_rng(seed))
@@ -501,15 +502,41 @@ def test_planner_noise_sd_matches_realised_releases():
     assert abs(np.mean(halves) / plan.ci_halfwidth - 1) < 0.25, (np.mean(halves), plan.ci_halfwidth)
 
 
-def test_plan_inversion():
-    p = plan_wate_for_halfwidth(0.06, 10, n=20_000)
-    assert p.ci_halfwidth <= 0.06 < plan_wate(20_000, 10, p.epsilon * 0.95).ci_halfwidth
-    q = plan_wate_for_halfwidth(0.06, 10, epsilon=p.epsilon)
-    assert q.n <= 20_000 * 1.01 and q.ci_halfwidth <= 0.06
-    assert plan_wate(20_000, 10, 1.0).to_dict()['planned'] is True
-    for key in ('planned', 'noise_sd', 'ci_halfwidth', 'n_partitions', 'epsilon'): assert key in p.to_dict()
+def test_plan_inversion():  # the shared solver, privcausal.method.solve_plan
+    p = solve_plan(plan_wate, 0.06, 'epsilon', n=20_000, d=10)
+    assert p.ci_halfwidth <= 0.06 < plan_wate(n=20_000, d=10, epsilon=p.epsilon * 0.95).ci_halfwidth
+    q = solve_plan(plan_wate, 0.06, 'n', epsilon=p.epsilon, d=10)
+    assert q.n <= 20_000 * 1.01 and q.ci_halfwidth <= 0.06 < plan_wate(n=int(q.n * 0.98), d=10, epsilon=p.epsilon).ci_halfwidth
+    assert plan_wate(n=20_000, d=10, epsilon=1.0).to_dict()['planned'] is True
+    for key in ('planned', 'noise_sd', 'ci_halfwidth', 'n_partitions', 'epsilon', 'variance_mode', 'partition_size'):
+        assert key in p.to_dict()
     json.dumps(p.to_dict())
-    with pytest.raises(ValueError, match='not reachable'): plan_wate_for_halfwidth(1e-4, 10, n=1000)
+    with pytest.raises(ValueError, match='not reached'): solve_plan(plan_wate, 1e-4, 'epsilon', n=1000, d=10)
+
+
+def test_plan_is_keyword_only_and_documented():
+    with pytest.raises(TypeError, match='positional'): WATEPlan(30_162, 26, 1.0)
+    assert issubclass(WATEPlan, Plan) and WATEPlan.__dataclass_params__.frozen
+    table = WATEPlan.fields_table()
+    assert (table.doc != '').all(), table[table.doc == '']
+    assert table.loc['n_partitions', 'flag'] == '--partitions' and table.loc['truncation', 'flag'] == '--propensity-bound'
+    p = WATEPlan(n=30_162, d=26, epsilon=1.0)
+    assert p == plan_wate(n=30_162, d=26, epsilon=1.0) and p.delta == 0 and p.stages == ()
+    assert p.summary().startswith('WATE plan') and p._repr_html_().startswith('<pre>WATE plan')
+    assert 'summary' in WATEPlan.__dict__ and WATEPlan.summary.__qualname__ == 'WATEPlan.summary'
+    assert p.sampling_sd == pytest.approx(np.sqrt(1 / 30_162)) and p.total_sd == pytest.approx(np.hypot(p.noise_sd, p.sampling_sd))
+    rec = p.record(ResearchNoise(np.random.default_rng(0)))
+    assert rec.epsilon == pytest.approx(1.0) and rec.delta == 0 and dict(rec.public)['n_partitions'] == p.n_partitions
+    for bad, msg in ((dict(delta=1e-6), 'pure epsilon-DP'), (dict(alpha=0.1), '95%'), (dict(d=None), 'd: give'),
+                     (dict(clip=True), 'clip: clips')):
+        with pytest.raises(ValueError, match=msg): plan_wate(**{'n': 30_162, 'd': 26, 'epsilon': 1.0, **bad})
+
+
+def test_wate_designs_have_their_own_names():
+    import privcausal.bayes_wate as bw, privcausal.theory_ipw as ti
+    assert not hasattr(bw, 'paper_design') and not hasattr(bw, 'imbalanced_design')
+    assert callable(bw.wate_paper_design(2, 1)) and callable(bw.wate_imbalanced_design())
+    assert callable(ti.paper_design) and callable(ti.imbalanced_design)
 
 
 def test_default_release_at_large_epsilon_matches_nonprivate_hajek():

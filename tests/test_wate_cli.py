@@ -93,3 +93,44 @@ def test_flags(capsys):
                  '--partitions', '--propensity-bound', '--variance-share', '--variance', '--sampler', '--draws', '--seed',
                  '--ledger', '--budget', '--dry-run', '--non-private', '--json'):
         assert flag in text, flag
+
+
+def test_options_are_the_plans_flagged_fields():
+    "`privcausal wate`'s settings are generated from WATEPlan: exactly its flagged fields, named by their flags in errors."
+    import dataclasses
+    from privcausal.bayes_wate import WATEPlan
+    from privcausal.cli import _wate_flags, build_parser
+    from privcausal.commands import SHARED
+    from privcausal.method import field_flag
+    parser = build_parser()._subparsers._group_actions[0].choices['wate']
+    fields = parser.get_default('_plan_fields')
+    flagged = {f.name: field_flag(f) for f in dataclasses.fields(WATEPlan)
+               if f.init and f.metadata.get('cli', True) and f.name not in SHARED}
+    assert fields == flagged
+    own = {'--treatment', '--outcome', '--covariates', '--categorical', '--other', '--dask', '--n-rows', '--estimand',
+           '--covariate-bounds', '--epsilon', '--delta', '--seed', '--ledger', '--budget', '--dry-run', '--non-private',
+           '--json', '-h'}
+    options = {a.option_strings[0] for a in parser._actions if a.option_strings}
+    assert options - own == set(flagged.values())
+    assert {k: _wate_flags()[k] for k in flagged} == flagged
+
+
+def test_json_error_names_the_flag(csv, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(['--json', 'wate', csv, '--treatment', 'z', '--outcome', 'y', '--covariates', 'x1,x2', '--epsilon', '1',
+              '--partitions', '751'])
+    assert e.value.code == 2
+    doc = json.loads(capsys.readouterr().err)
+    assert doc['flag'] == '--partitions' and '--partitions (M) must be an integer in [1, 750]' in doc['error']
+
+
+def test_ledger_refusal_keeps_the_cost_printed(csv, tmp_path, capsys):
+    "An error naming flags leaves a printed PrivacyCost(...) as it is (its field names are not flags)."
+    from privcausal.cli import _in_flags, _wate_flags
+    e = _in_flags(ValueError('ledger refuses PrivacyCost(epsilon=2.5, delta=0, WATE ATE): epsilon: spending 2.5'), _wate_flags())
+    assert str(e) == 'ledger refuses PrivacyCost(epsilon=2.5, delta=0, WATE ATE): --epsilon: spending 2.5'
+    ledger = str(tmp_path / 'l.json')
+    argv = ['wate', csv, '--treatment', 'z', '--outcome', 'y', '--covariates', 'x1,x2', '--seed', '1', '--ledger', ledger]
+    run(argv + ['--epsilon', '1', '--budget', '1.5', '--draws', '200'])
+    with pytest.raises(SystemExit) as ex: main(argv + ['--epsilon', '1'])
+    assert ex.value.code == 2 and 'PrivacyCost(epsilon=1, delta=0' in capsys.readouterr().err
