@@ -555,7 +555,7 @@ def _ipw_dask(args, settings, ledger):
         ddf, names = _dask_frame(args)
         if args.dry_run:
             plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
-            plan = _ipw.plan_ipw(n_rows=_dask_n(args, ddf), d=len(names), covariates=names, **_assumptions(args), **plan_kw)
+            plan = _ipw.plan_ipw(n=_dask_n(args, ddf), d=len(names), covariates=names, **_assumptions(args), **plan_kw)
             return _plan_output(plan, ledger, 'ipw', _DASK_READ)
         out = _released(_ipw.pp_ipw, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
@@ -583,7 +583,7 @@ def _ipw_command(args):
     if args.dry_run:
         plan_kw = {k: v for k, v in settings.items() if k != 'covariate_bound'}
         n_fit = int((df[args.split_column].astype(str).str.strip().str.lower() == 'fit').sum()) if args.split_column else None
-        plan = _ipw.plan_ipw(n_rows=len(df), d=len(names), m=n_fit, covariates=names, **_assumptions(args), **plan_kw)
+        plan = _ipw.plan_ipw(n=len(df), d=len(names), m=n_fit, covariates=names, **_assumptions(args), **plan_kw)
         return _plan_output(plan, ledger, 'ipw', _read(len(df), args.split_column, covariates=True,
                                                        scales=args.covariate_scale is not None))
     frame = _with_outcome(X, names, df, args)

@@ -16,9 +16,10 @@ from statsmodels.treatment.treatment_effects import ate_ipw
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
 from privcausal.mechanisms import NoiseSource, audit
 from privcausal.checks import ESTIMANDS
+from privcausal.method import solve_plan
 from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
                             hajek_from_sums, hajek_sensitivity, hajek_sums, ht_sensitivity, ipw_estimate, ipw_sensitivity,
-                            max_unit_weight, plan_ipw, pp_ipw, random_split, solve_plan_ipw, split_column_mask, variance_scale)
+                            max_unit_weight, plan_ipw, pp_ipw, random_split, ipw_min_rows, split_column_mask, variance_scale)
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.theory_ipw import imbalanced_design, paper_design
 
@@ -152,8 +153,8 @@ def test_release_contract_and_accounting():
     p = d['privacy']
     assert (p['epsilon'], p['delta'], p['noise_source'], p['is_secure']) == (0.5, 1e-6, 'numpy-research', False)
     assert p['guarantee_holds'] and p['caveats'] == [] and 'replace one record' in p['privacy_unit']
-    assert p['public'] == {'n_rows': 600, 'm': rel.m, 'n': rel.n, 'd': 4, 'outcome_bound': 4.0, 'covariate_bound': 1.0,
-                           'propensity_bounds': [0.05, 0.95], 'lam': lam, 'tol': 1e-10, 'intercept': rel.plan.intercept}
+    assert p['public'] == {'n': 600, 'm': rel.m, 'n_estimate': rel.n_estimate, 'd': 4, 'outcome_bound': 4.0, 'covariate_bound': 1.0,
+                           'propensity_bounds': [0.05, 0.95], 'lam': lam, 'tol': 1e-10, 'constant': rel.plan.constant}
     st = d['settings']
     assert (st['estimator'], st['epsilon_fit'], st['epsilon_estimate']) == ('hajek', 0.3, 0.5)
     assert st['fit_sensitivity'] == rel.stages[0].sensitivity and st['effect_noise_sd'] == rel.stages[1].noise_sd
@@ -205,7 +206,7 @@ def test_paper_algorithm_1_as_before():
     X, t, y = synth()
     split = np.arange(600) % 2 == 1
     rel, dg = pp_ipw(X=X, outcome=y, treatment=t, split=split, rng=np.random.default_rng(0), diagnostics=True, **BASE, **PAPER)
-    assert rel.stages[1].sensitivity == pytest.approx(2 * 4.0 / (0.05 * rel.n))
+    assert rel.stages[1].sensitivity == pytest.approx(2 * 4.0 / (0.05 * rel.n_estimate))
     assert rel.plan.lam == 0.1 and rel.propensity.constant is None and len(rel.propensity.weights) == 4
     assert rel.sums['estimate'] == rel.estimate == rel.released()['estimate']
     e = ~split
@@ -245,9 +246,9 @@ def test_split_column_and_fractions():
     X, t, y = synth()
     labels = np.where(np.arange(len(y)) < 200, 'fit', 'estimate')
     rel = pp_ipw(X=X, outcome=y, treatment=t, split=labels, rng=np.random.default_rng(0), **BASE)
-    assert (rel.m, rel.n) == (200, 400)
+    assert (rel.m, rel.n_estimate, rel.n) == (200, 400, 600)
     rel = pp_ipw(X=X, outcome=y, treatment=t, fit_fraction=0.25, rng=np.random.default_rng(0), **BASE)
-    assert (rel.m, rel.n) == (150, 450)
+    assert (rel.m, rel.n_estimate, rel.n) == (150, 450, 600)
     assert split_column_mask(pd.Series(['fit', 'estimate']), 2).tolist() == [True, False]
     with pytest.raises(ValueError) as e:
         split_column_mask(["fit", "secret-label"], 2)
@@ -369,12 +370,12 @@ def test_plan_contract_and_inversion():
     assert d['planned'] is True and {'noise_sd', 'ci_halfwidth'} <= set(d) and json.dumps(d)
     assert p.ci_halfwidth == pytest.approx(1.959964 * math.hypot(p.noise_sd, p.sampling_sd), rel=1e-6)
     a = dict(treated_share=0.24, outcome_sd=2.0)  # the planning assumptions
-    pn = solve_plan_ipw(0.5, 'n_rows', d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
-    assert pn.ci_halfwidth <= 0.5 < plan_ipw(pn.n_rows - 1, 5, 1.0, 1e-6, 12.0, 0.05, **a).ci_halfwidth
-    pe = solve_plan_ipw(0.5, 'epsilon', n_rows=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
+    pn = solve_plan(plan_ipw, 0.5, 'n', lo=ipw_min_rows(), d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
+    assert pn.ci_halfwidth <= 0.5 < plan_ipw(pn.n - 1, 5, 1.0, 1e-6, 12.0, 0.05, **a).ci_halfwidth
+    pe = solve_plan(plan_ipw, 0.5, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
     assert pe.ci_halfwidth <= 0.5 and plan_ipw(4000, 5, pe.epsilon * 0.99, 1e-6, 12.0, 0.05, **a).ci_halfwidth > 0.5
-    with pytest.raises(ValueError, match='cannot be reached'):
-        solve_plan_ipw(0.01, 'epsilon', n_rows=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05)
+    with pytest.raises(ValueError, match='not reached even at'):
+        solve_plan(plan_ipw, 0.01, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05)
     with pytest.raises(ValueError, match='epsilon'):
         plan_ipw(4000, 5, 1e-320, 1e-6, 12.0, 0.05, calibration='classical')
 

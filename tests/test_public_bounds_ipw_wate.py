@@ -221,7 +221,7 @@ def test_ipw_exact_vector_is_the_libraries_statistics():
                      rng=np.random.default_rng(9), **IPW)
     enc = encoding_from_bounds(COVS, check_covariate_bounds(BOUNDS, COVS), Y_BOUNDS)
     e = ~split
-    Z = augment_constant(enc.z(df[COVS].to_numpy())[e] / np.sqrt(3), r.plan.intercept)
+    Z = augment_constant(enc.z(df[COVS].to_numpy())[e] / np.sqrt(3), r.plan.constant)
     p = expit(Z @ r.effect_weights)
     h = np.abs(ipw_unit_weights(p, df.t.to_numpy()[e], 'ATE', r.plan.propensity_bounds))
     exact = hajek_sums(enc.u(df.y.to_numpy()[e]), df.t.to_numpy()[e], h, r.plan.variance_scale,
