@@ -1408,7 +1408,7 @@ def _ipw_release(plan: IPWPlan, carry: dict, noisy: np.ndarray, privacy: Privacy
     return IPWRelease(effect.estimate, effect.std_error, effect.noise_sd, effect.dof, _in_outcome_units(plan, noisy),
                       plan, carry['model'], privacy, carry['curvature'], carry['weights'])
 
-# %% ../nbs/04_ipw.ipynb #c879c139
+# %% ../nbs/04_ipw.ipynb #559e7ba4
 _SET_BY_PP_IPW = ('n', 'd', 'm', 'covariates', 'arm_size', 'propensity_bounds')  # from the data, the split and `clip`
 _PLANNING_ONLY = ('alpha', 'treated_share', 'outcome_sd', 'outcome_mean', 'propensity_sd')  # guesses of a prediction: no part of a release
 _BOUND_NAMES = ('covariate_bound', 'covariate_bounds', 'outcome_bound', 'outcome_bounds')
@@ -1430,6 +1430,16 @@ def _release_plan(cd, parts, keyed, **inputs) -> IPWPlan:
     return plan if arm is None else IPWPlan(n=cd.n, d=cd.d, m=parts.m, covariates=cd.covariates, arm_size=arm, **inputs)
 
 
+def _readable(klass):
+    "`klass`, or the exported class of that name when `klass` was defined in a notebook cell (no source to read its field comments from)."
+    try:
+        inspect.getsource(klass)
+        return klass
+    except (OSError, TypeError):
+        import importlib
+        return getattr(importlib.import_module('privcausal.ipw'), klass.__name__, klass)
+
+
 def _spell_out_options(fn, plan_class, explicit):
     "Give `fn` the signature it accepts: its `**options` spelled out as the plan's public fields (keyword-only, the plan's defaults and comments)."
     P, sig = inspect.Parameter, inspect.signature(fn)
@@ -1438,7 +1448,7 @@ def _spell_out_options(fn, plan_class, explicit):
     fields = {f.name: f for f in dataclasses.fields(plan_class)}
     fn.__signature__ = sig.replace(parameters=own + [P(k, P.KEYWORD_ONLY, default=fields[k].default, annotation=fields[k].type)
                                                      for k in names])
-    fn.__delwrap__ = plan_class  # docments reads the options' documentation from the plan's fields
+    fn.__delwrap__ = _readable(plan_class)  # docments reads the options' documentation from the plan's fields
     return tuple(names)
 
 # %% ../nbs/04_ipw.ipynb #e9f79545
