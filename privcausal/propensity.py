@@ -26,7 +26,7 @@ from .mechanisms import (NoiseSource, check_noise_scale, gaussian_sigma_analytic
 from .method import GaussianStage, Plan, Sealed, derived, public, run_release, set_derived
 
 # %% auto #0
-__all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'fit_erm_rows', 'augment_constant', 'erm_objective', 'fit_logistic_erm',
+__all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'augment_constant', 'erm_objective', 'fit_logistic_erm',
            'erm_sensitivity', 'gaussian_sigma', 'typical_curvature', 'lam_tradeoff', 'default_lam',
            'PrivatePropensityModel', 'WeightsPlan', 'privatise_weights', 'private_propensity']
 
@@ -360,9 +360,6 @@ def privatise_weights(fit: ERMFit,  # a certified fit on the fitting rows (NOT P
                        delta=delta, calibration=calibration, constant=constant, covariate_bound=covariate_bound,
                        covariates=tuple(covariates), part=part, argument=argument)
     return run_release(plan, fit, statistics=_weights_statistics, release=_weights_release, ledger=ledger, rng=rng)
-
-# %% ../nbs/03_propensity.ipynb #fee62a80
-fit_erm_rows = fit_logistic_rows  # the former name of the one solver in this module
 
 # %% ../nbs/03_propensity.ipynb #5c97511b
 def private_propensity(X,  # m x d covariates, divided by a PUBLIC bound so that rows lie in the unit ball (or a Dask DataFrame of them and the treatment)

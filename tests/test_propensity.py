@@ -338,11 +338,11 @@ def test_shared_release_interface(tmp_path):
 # --- one solver, one record ----------------------------------------------------------------------------------------
 
 def test_one_solver_one_record():
-    "`fit_logistic_erm` is a thin call of `backend.fit_logistic_rows`; both return the one `ERMFit`; the old name is the same function."
+    "`fit_logistic_erm` is a thin call of `backend.fit_logistic_rows`; both return the one `ERMFit`; the old name is gone."
     import privcausal.backend as backend
     import privcausal.propensity as propensity
     assert propensity.ERMFit is backend.ERMFit and not hasattr(backend, 'LogisticERM')
-    assert propensity.fit_erm_rows is backend.fit_logistic_rows
+    assert not hasattr(propensity, 'fit_erm_rows')  # one name for the one solver
     X, t = ball_data(3000, 4, seed=3)
     fit = fit_logistic_erm(X, t, 0.05)
     rows = backend.fit_logistic_rows(pd.DataFrame(X, columns=list('abcd')).assign(t=t), covariates=list('abcd'),
