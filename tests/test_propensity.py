@@ -110,7 +110,7 @@ def test_sensitivity_fails_for_rows_outside_ball():
     X2, t2 = X.copy(), t.copy()
     X2[0], t2[0] = np.array([50.0, 0]), 1 - t[0]
     assert np.linalg.norm(fit_logistic_erm(X2, t2, lam).weights - w) > erm_sensitivity(m, lam)
-    with pytest.raises(ValueError, match='rows have L2 norm > 1'):
+    with pytest.raises(ValueError, match='outside the ball'):
         private_propensity(X2, t2, 0.5, 1e-6)
 
 
@@ -234,13 +234,77 @@ def test_bad_data():
         private_propensity(X, t * 2, .5, 1e-6, rng=Untouchable())
     with pytest.raises(ValueError, match='rows'):
         private_propensity(X, t[:-1], .5, 1e-6, rng=Untouchable())
-    with pytest.raises(ValueError, match='L2 norm > 1'):
+    with pytest.raises(ValueError, match='outside the ball'):
         private_propensity(X * 3, t, .5, 1e-6, rng=Untouchable())
+    private_propensity(X * 3, t, .5, 1e-6, covariate_bound=3.0, rng=np.random.default_rng(0))  # the bound stated
     with pytest.raises(TypeError, match='numeric'):
         private_propensity(X + 1j, t, .5, 1e-6, rng=Untouchable())
     with pytest.warns(UserWarning, match='projected onto the unit sphere'):
         m = private_propensity(X * 3, t, .5, 1e-6, clip_rows=True, rng=np.random.default_rng(0))
     assert m.m == 100
+
+
+@pytest.mark.parametrize('bad', ['NaN', 'inf', 'outside the ball', 'treatment 2', 'treatment NaN'])
+def test_ledger_refusal_comes_before_any_value_is_read(bad):
+    "The values are checked by the fit (the statistics): a budget that cannot pay is refused first, whatever the data hold."
+    X, t = ball_data(100, 3, 6)
+    X, t = X.copy(), t.astype(float)
+    if bad == 'NaN': X[5, 1] = np.nan
+    elif bad == 'inf': X[5, 1] = np.inf
+    elif bad == 'outside the ball': X[5] = [3.0, 0, 0]
+    elif bad == 'treatment 2': t[5] = 2
+    else: t[5] = np.nan
+    says = {'NaN': 'NaN/inf', 'inf': 'NaN/inf', 'outside the ball': 'outside the ball'}.get(bad, 'treatment must be binary')
+    for data in ((X, t), (pd.DataFrame(X, columns=list('abc')).assign(t=t), 't')):
+        poor = PrivacyLedger(0.4, 1e-5)
+        with pytest.raises(BudgetExceededError):  # the ledger's refusal: the values were not read
+            private_propensity(*data, 0.5, 1e-6, ledger=poor, rng=Untouchable())
+        rich = PrivacyLedger(1.0, 1e-5)
+        with pytest.raises(ValueError, match=says):  # affordable: the values' refusal, nothing spent
+            private_propensity(*data, 0.5, 1e-6, ledger=rich, rng=Untouchable())
+        assert poor.entries == rich.entries == ()
+
+
+def test_values_are_read_by_the_fit_only(monkeypatch):
+    "No value check runs before the ledger: with the fit stubbed out, even NaN data reach the statistics step."
+    import privcausal.propensity as propensity
+    calls = []
+    def stub(rows, **kw):
+        calls.append(rows.n)
+        raise RuntimeError('the fit')
+    monkeypatch.setattr(propensity, 'fit_logistic_rows', stub)
+    X, t = ball_data(50, 2, 1)
+    X[0] = np.nan
+    with pytest.raises(RuntimeError, match='the fit'):
+        private_propensity(X, t * 7, 0.5, 1e-6, rng=Untouchable())
+    assert calls == [50]
+
+
+def test_rows_are_not_copied():
+    "Arrays in memory become pandas rows over the same memory (the one row path, zero-copy)."
+    from privcausal.propensity import _propensity_rows
+    X, t = ball_data(100, 3, 2)
+    rows, names = _propensity_rows(X, t, (), None)
+    assert np.shares_memory(rows.rows.frame.iloc[:, :3].to_numpy(dtype=float), X) and names == ()
+    assert rows.rows.backend == 'pandas' and rows.covariates == (0, 1, 2)
+    frame = pd.DataFrame(X, columns=['treatment', 'b', 'c'])  # a covariate called 'treatment'
+    rows, _ = _propensity_rows(frame, t, ('x', 'y', 'z'), 100)
+    assert rows.covariates == ('treatment', 'b', 'c') and rows.treatment == '_treatment'
+
+
+def test_n_is_the_public_number_of_rows():
+    X, t = ball_data(100, 3, 2)
+    assert private_propensity(X, t, 0.5, 1e-6, n=100, rng=np.random.default_rng(0)).m == 100
+    with pytest.raises(ValueError, match='declared number of rows'):
+        private_propensity(X, t, 0.5, 1e-6, n=99, rng=Untouchable())
+    with pytest.raises(TypeError, match="'n_rows'.*called 'n' now"):
+        private_propensity(X, t, 0.5, 1e-6, n_rows=100, rng=Untouchable())
+    frame = pd.DataFrame(X, columns=list('abc')).assign(t=t)
+    with pytest.raises(ValueError, match='declared number of rows'):
+        private_propensity(frame, 't', 0.5, 1e-6, n=101, rng=Untouchable())
+    m = private_propensity(frame, 't', 0.5, 1e-6, rng=np.random.default_rng(0))
+    assert m.covariates == ('a', 'b', 'c')
+    np.testing.assert_array_equal(m.weights, private_propensity(X, t, 0.5, 1e-6, rng=np.random.default_rng(0)).weights)
 
 
 def test_ledger_overspend_refused_before_noise():
