@@ -253,23 +253,30 @@ def variance_score(a: np.ndarray,  # first variable (length $m$), e.g. the test 
     with np.errstate(divide='ignore'):
         return float(np.log(np.var(a)) + np.log(np.var(b)))
 
-# %% ../nbs/07_anm.ipynb #67ab539b
+# %% ../nbs/07_anm.ipynb #6146402f
 SCORES = ('spearman', 'kendall', 'hsic', 'iqr', 'variance')
 PRIVATE_SCORES = ('spearman', 'kendall', 'hsic', 'iqr')
 
 
-def _check_xy(x, y):
+def _xy_arrays(x, y):
+    "x and y as arrays, checked from their metadata only (dtype, shape, lengths, at least 8 records): no value is read."
     out = []
     for v, name in ((x, 'x'), (y, 'y')):
         raw = np.asarray(v)
         if raw.dtype.kind not in 'biuf':  # strings (even numeric ones) and objects are refused, not converted
             raise TypeError(f'{name} must be numeric (ints, floats or bools), got values of dtype {raw.dtype}')
-        a = raw.astype(float)
-        if a.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {a.shape}')
-        if not np.all(np.isfinite(a)): raise ValueError(f'{name} must be finite: it holds NaN or infinite values')
-        out.append(a)
+        if raw.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {raw.shape}')
+        out.append(raw)
     if len(out[0]) != len(out[1]): raise ValueError(f'x and y must have the same length, got {len(out[0])} and {len(out[1])}')
     if len(out[0]) < 8: raise ValueError(f'x and y need at least 8 records (4 for training, 4 for testing), got {len(out[0])}')
+    return out
+
+
+def _check_xy(x, y):
+    "x and y as float arrays: `_xy_arrays`, then their values (finite). A refusal that reads the data: after the ledger check."
+    out = [a.astype(float) for a in _xy_arrays(x, y)]
+    for a, name in zip(out, 'xy'):
+        if not np.all(np.isfinite(a)): raise ValueError(f'{name} must be finite: it holds NaN or infinite values')
     return out
 
 # %% ../nbs/07_anm.ipynb #c359223d
@@ -568,11 +575,11 @@ def _iqr_test_statistics(a):
     value = iqr(a)
     return (math.log(value) if 0 < value < math.inf else None), iqr_distances(a)
 
-# %% ../nbs/07_anm.ipynb #894dd286
+# %% ../nbs/07_anm.ipynb #ece93785
 def _unsafe_threshold(T, epsilon, delta, name):
     if threshold_is_safe(T, epsilon, delta): return None
     return (f'{name}: T={T:.6g} is below the safe minimum 1 + ln(1/delta)/epsilon = {1 + math.log(1 / delta) / epsilon:.6g} '
-            f'of the tests (epsilon={epsilon:.6g}, delta={delta:.6g})')
+            f'of the tests (each at epsilon {epsilon:.6g}, delta {delta:.6g})')  # not `epsilon=`: not the user's arguments
 
 
 def _refuse_unsafe(reasons, allow_unsafe):
@@ -719,7 +726,7 @@ def _iqr_epsilons(epsilon, delta, accounting):
         return lo, d_call
     raise ValueError(f"iqr_accounting must be 'record', 'paper' or 'advanced', got {accounting!r}")
 
-# %% ../nbs/07_anm.ipynb #f6f97ed5
+# %% ../nbs/07_anm.ipynb #8dde9348
 @dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
 class ANMPlan(Plan):
     "A planned private ANM release, from public inputs only: mechanism, sensitivities, noise scales, PTR thresholds, cost."
@@ -744,7 +751,7 @@ class ANMPlan(Plan):
     iqr_threshold: str | float = public('safe')  # the IQR tests' threshold: 'safe' $1+\ln(1/\delta)/\varepsilon$, 'paper' $1+\ln(1/\delta)$, or a number
     iqr_accounting: str = public('record')  # the test-set IQR budget split: 'record', 'paper' (charged its true cost, 4/3 of $\varepsilon$ and $\delta$) or 'advanced'
     margin: float | None = public(None)  # the gap between the exact scores to plan for (score units; a dry run of `privcausal anm`: 0.05 unless given); None: no probability of a correct decision
-    allow_unsafe: bool = public(False, cli=False)  # accept options that void the guarantee (warns; the plan and the release say so)
+    allow_unsafe: bool = public(False)  # accept options that void the guarantee (warns; the plan and the release say so)
     noise_sd: float = derived('sd of the noise on each released score (0 for the stability test, which releases exact scores)')
     sampling_sd: float = derived('None: a decision, not an estimate')
     mechanism: str = derived("'laplace', 'PTR (stability)' or 'PTR (IQR)'")
@@ -1212,7 +1219,7 @@ def private_direction(fit: ANMFit,  # the fitted pipeline (`anm_fit`)
     _announce(plan, stacklevel=2)
     return release_direction(fit, plan, ledger, rng)
 
-# %% ../nbs/07_anm.ipynb #73356bee
+# %% ../nbs/07_anm.ipynb #1570c1b3
 def anm_direction(x,  # the putative cause, one record per position
                   y,  # the putative effect, same length
                   x_bounds=None,  # PUBLIC (lower, upper) bounds of x (or B for [-B, B]); required
@@ -1230,11 +1237,12 @@ def anm_direction(x,  # the putative cause, one record per position
                   **options,  # any other field of `ANMPlan`: lam, bandwidth, train_fraction, clip, the HSIC and IQR options, allow_unsafe
                  ) -> ANMResult | tuple:  # the release, or (release, diagnostics) with diagnostics=True
     "The whole private pipeline: public scaling, split, two regressions, residuals, private scores and the decision."
-    n_train, n_test = _part_sizes(len(_check_xy(x, y)[0]), options.get('train_fraction', 0.5), split)  # public sizes
+    n_train, n_test = _part_sizes(len(_xy_arrays(x, y)[0]), options.get('train_fraction', 0.5), split)  # public sizes (metadata only)
     plan = ANMPlan(n_train=n_train, n_test=n_test, x_bounds=x_bounds, y_bounds=y_bounds, score=score, epsilon=epsilon,
                    delta=delta, privacy=privacy, **options)  # the whole calibration, before the fit
     resolve_noise(rng)
     if isinstance(ledger, PrivacyLedger): ledger.check(plan.cost)  # an unaffordable release is refused before the fit reads the data
+    # the statistics: the fit reads the values (finite, inside the bounds) and the release computes the scores
     fit = _fit(x, y, plan.x_bounds, plan.y_bounds, plan.lam, plan.bandwidth, plan.train_fraction, seed, split, plan.clip,
                stacklevel=2)
     _announce(plan, stacklevel=2)

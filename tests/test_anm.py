@@ -192,6 +192,24 @@ def test_bad_data_fail_before_noise_and_spend(kw, msg):
     assert ledger.entries == ()
 
 
+@pytest.mark.parametrize('bad', ['NaN in x', 'inf in y', 'x outside its bounds'])
+def test_ledger_refusal_comes_before_any_value_is_read(bad):
+    "Only metadata (dtype, shape, lengths, 8 records) is checked before the ledger: an unaffordable release is refused by the ledger, whatever the values; an affordable one then refuses the values, spending nothing."
+    x, y = np.linspace(-1, 1, 100), np.linspace(-1, 1, 100) ** 3
+    if bad == 'NaN in x': x = np.r_[x[:-1], np.nan]
+    elif bad == 'inf in y': y = np.r_[np.inf, y[1:]]
+    else: x = np.r_[x[:-1], 5.0]
+    says = {'NaN in x': 'x must be finite', 'inf in y': 'y must be finite'}.get(bad, 'outside the public bounds')
+    for score, delta in (('kendall', None), ('iqr', 1e-3)):
+        poor = PrivacyLedger(0.5, 0.5)
+        with pytest.raises(BudgetExceededError):
+            anm.anm_direction(x, y, (-1, 1), (-1, 1), score=score, epsilon=1.0, delta=delta, ledger=poor, rng=ExplodingNoise())
+        rich = PrivacyLedger(5.0, 0.5)
+        with pytest.raises(ValueError, match=says):
+            anm.anm_direction(x, y, (-1, 1), (-1, 1), score=score, epsilon=1.0, delta=delta, ledger=rich, rng=ExplodingNoise())
+        assert poor.entries == rich.entries == ()
+
+
 def test_clip_is_announced_whenever_requested_without_counts():
     x, y = np.linspace(-2, 2, 100), np.linspace(-1, 1, 100)
     with pytest.warns(UserWarning, match='clip=True') as rec:
@@ -730,7 +748,8 @@ def test_plan_is_a_keyword_only_plan():
     assert p == anm.ANMPlan(n=1000, epsilon=1.0, margin=0.02) and p != dataclasses.replace(p, score='hsic')  # all fields compared
     table = anm.ANMPlan.fields_table()
     assert table.loc['clip', 'flag'] == '--clip-data' and table.loc['x_bounds', 'flag'] == '--x-bound'
-    assert table.loc['allow_unsafe', 'flag'] == '' and table.loc['mechanism', 'default'] == '(derived)'
+    assert table.loc['allow_unsafe', 'flag'] == '--allow-unsafe' and table.loc['mechanism', 'default'] == '(derived)'
+    assert table.loc['n_train', 'flag'] == ''  # Python only: the CLI gives the sizes from the data
     assert (table['doc'] != '').all(), table[table['doc'] == '']                 # every field documented
     with pytest.raises(TypeError, match='epsilon_typo'): anm.plan_direction(1000, epsilon_typo=1)
 

@@ -133,7 +133,7 @@ def test_options_are_the_plan_fields():
         listed = re.search(re.escape(field_flag(f)) + r'(?![\w-])', help_text) is not None
         assert listed == shown or f.name in ('epsilon', 'delta'), f.name
     assert not hasattr(cli, 'FLAGS_BY_COMMAND') and not {'score', 'privacy', 'x_bounds', 'iqr_threshold'} & set(cli.FLAGS)
-    assert '--clip-data' in help_text and '--allow-unsafe' not in help_text
+    assert '--clip-data' in help_text and '--allow-unsafe' in help_text  # a field with a flag like any other
 
 
 @pytest.mark.parametrize('argv,flag,text', [
@@ -147,6 +147,20 @@ def test_json_errors_name_the_flag(csv, argv, flag, text):
     doc = json.loads(out.stderr)
     assert out.returncode == 2 and out.stdout == '' and doc['flag'] == flag and text in doc['error'], doc
     assert 'privacy=' not in doc['error'] and 'lam must' not in doc['error']
+
+
+def test_unsafe_refusal_names_the_flag(csv):
+    "The refusal of an option that voids the guarantee tells a command-line user the switch that accepts it (the field's flag, by `flag_message`), never the Python keyword; the switch runs it, announced and marked."
+    base = ('anm', csv, '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--score', 'iqr',
+            '--delta', '1e-3', '--iqr-threshold', 'paper', '--seed', '0')
+    for out in (cli(*base), cli(*base, '--json')):
+        text = out.stderr
+        assert out.returncode == 2 and 'Pass --allow-unsafe to run it anyway' in text, text
+        assert 'allow_unsafe' not in text and '--epsilon=' not in text  # the tests' own epsilon is not the user's --epsilon
+    ran = cli(*base, '--allow-unsafe', '--json')
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)['privacy']['guarantee_holds'] is False
+    assert '--allow-unsafe: the stated privacy guarantee does NOT hold' in ran.stderr and 'allow_unsafe' not in ran.stderr
 
 
 def test_clip_data(csv):
