@@ -165,12 +165,15 @@ def total_mu(stages,  # `GaussianStage`s
     "$\\mu$ of a release made of these stages: $\\sqrt{\\sum_i \\mu_i^2}$."
     return math.sqrt(math.fsum(s.mu ** 2 for s in stages))
 
-# %% ../nbs/01c_method.ipynb #fc3319dd
+# %% ../nbs/01c_method.ipynb #de14630c
 def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
                 **values,  # field name -> value
                ):
     "Set derived fields of a frozen dataclass (inside `__post_init__` only)."
     for k, v in values.items(): object.__setattr__(obj, k, v)
+
+
+_BELOW_ONE = math.nextafter(1.0, 0.0)  # the largest epsilon the classical calibration accepts (it needs epsilon < 1)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -264,6 +267,14 @@ class Plan:
 
     def settings(self) -> dict: return {}  # the public settings a release prints (a subclass adds its own)
 
+    def min_n(self) -> int:
+        "Where `solve_plan` starts a search over $n$: the fewest rows a plan with these public inputs can have (10 unless a subclass says otherwise)."
+        return 10
+
+    def max_epsilon(self) -> float:
+        "Where `solve_plan` ends a search over $\\varepsilon$: the largest it can plan with these inputs (below 1 with the classical Gaussian calibration)."
+        return _BELOW_ONE if getattr(self, 'calibration', None) == 'classical' else math.inf
+
     def __repr__(self):
         return (f'{type(self).__name__}({getattr(self, "estimand", "")}: noise sd {format_number(self.noise_sd)}, '
                 f'{1 - self.alpha:.0%} half-width {format_number(self.ci_halfwidth)}; ε={self.epsilon:g}, δ={self.delta:g}, n={self.n})')
@@ -349,33 +360,40 @@ def renamed(**names,  # old keyword -> the new name of the same argument
         return call
     return wrap
 
-# %% ../nbs/01c_method.ipynb #2d58171c
+# %% ../nbs/01c_method.ipynb #c22b37ea
 def solve_plan(plan_fn: Callable,  # a planner: `plan_fn(n=..., epsilon=..., **public) -> Plan`
                target_halfwidth: float,  # the wanted half-width of the $1-\alpha$ interval
                solve_for: str = 'n',  # 'n' (rows) or 'epsilon'
-               lo: float | None = None,  # search from here (default: 10 rows, or epsilon 1e-3)
-               hi: float | None = None,  # up to here (default: 10**9 rows, or epsilon 1e3)
+               lo: float | None = None,  # search from here (default: the plan's `min_n()`, or epsilon 1e-3)
+               hi: float | None = None,  # up to here (default: 10**9 rows, or epsilon 1e3 or the plan's `max_epsilon()` if smaller)
                **public,  # the other public inputs of `plan_fn`
               ) -> Plan:  # the plan at the smallest value that reaches the target
-    "The plan with the smallest `n` (or `epsilon`) whose expected half-width is at most `target_halfwidth`."
+    "The plan with the smallest `n` (an integer) or `epsilon` whose expected half-width is at most `target_halfwidth`."
     if solve_for not in ('n', 'epsilon'): raise ValueError(f"solve_for must be 'n' or 'epsilon', got {solve_for!r}")
     if not (isinstance(target_halfwidth, (int, float)) and math.isfinite(target_halfwidth) and target_halfwidth > 0):
         raise ValueError(f'target_halfwidth must be a finite number > 0, got {target_halfwidth!r}')
     is_n = solve_for == 'n'
-    lo, hi = (lo or (10 if is_n else 1e-3)), (hi or (10 ** 9 if is_n else 1e3))
-    at = lambda v: plan_fn(**{solve_for: int(round(v)) if is_n else float(v)}, **public)
-    top = at(hi)
-    if top.ci_halfwidth > target_halfwidth:
-        raise ValueError(f'target_halfwidth {target_halfwidth:g} is not reached even at {solve_for}={hi:g} '
+    at = lambda v: plan_fn(**{solve_for: int(v) if is_n else float(v)}, **public)
+    meets = lambda plan: plan.ci_halfwidth <= target_halfwidth
+    if is_n:
+        hi = int(hi or 10 ** 9)
+        top = at(hi)
+        lo = top.min_n() if lo is None else math.ceil(lo)
+        first, capped = (top if lo >= hi else at(lo)), ''
+    else:
+        first = at(lo or 1e-3)
+        lo, cap = first.epsilon, first.max_epsilon()
+        hi, capped = (min(hi, cap), ' (the largest epsilon it can plan)') if (hi := hi or 1e3) > cap else (hi, '')
+        top = at(hi)
+    if not meets(top):
+        raise ValueError(f'target_halfwidth {target_halfwidth:g} is not reached even at {solve_for}={hi:g}{capped} '
                          f'(half-width {top.ci_halfwidth:.4g}); the sampling error or a bias bound limits it')
-    if at(lo).ci_halfwidth <= target_halfwidth: return at(lo)
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if is_n and hi - lo <= 1: break
-        if not is_n and hi / lo < 1 + 1e-6: break
-        if at(mid).ci_halfwidth <= target_halfwidth: hi = mid
+    if meets(first): return first
+    while (hi - lo > 1) if is_n else (hi / lo >= 1 + 1e-6):  # at(lo) misses the target, at(hi) reaches it
+        mid = min(max(math.isqrt(lo * hi), lo + 1), hi - 1) if is_n else math.sqrt(lo * hi)
+        if meets(at(mid)): hi = mid
         else: lo = mid
-    return at(math.ceil(hi) if is_n else hi)
+    return at(hi)
 
 # %% ../nbs/01c_method.ipynb #e1a34c2c
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
