@@ -81,7 +81,7 @@ def sequential(*costs: PrivacyCost,  # costs of releases on the same records (or
     return PrivacyCost(math.fsum(c.epsilon for c in costs), delta, label=label, composition='sequential',
                        part=_union_part(costs), components=tuple(costs))
 
-
+# %% ../nbs/01_accounting.ipynb #123a94ed
 def parallel(*costs: PrivacyCost,  # costs of releases on pairwise disjoint parts (or one list of them)
              label: str = '',  # what the composed release is
             ) -> PrivacyCost:
@@ -166,7 +166,7 @@ def cost_to_dict(cost: PrivacyCost,  # the cost to write
             'part': cost.part, 'composition': cost.composition, 'params': [[k, _jsonable(v)] for k, v in cost.params],
             'components': [cost_to_dict(c) for c in cost.components], 'split': cost.split}
 
-
+# %% ../nbs/01_accounting.ipynb #a42bd432
 def cost_from_dict(d: dict,  # what `cost_to_dict` wrote
                   ) -> PrivacyCost:
     "The `PrivacyCost` written by `cost_to_dict`."
@@ -225,7 +225,7 @@ def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds
 class BudgetExceededError(ValueError):
     "Raised when a spend would take a `PrivacyLedger` past its total; nothing was recorded or released."
 
-
+# %% ../nbs/01_accounting.ipynb #2efe2740
 class PrivacyLedger:
     "A total $(\\varepsilon, \\delta)$ budget and the list of releases charged against it, composed sequentially."
     _tolerance = 1e-12  # relative slack so that e.g. three spends of 1/3 fit a budget of 1
@@ -354,7 +354,7 @@ def save(self: PrivacyLedger, path,
     self._path = path if autosave else None
     return path
 
-
+# %% ../nbs/01_accounting.ipynb #d1fb1353
 @patch(cls_method=True)
 def _from_file(cls: PrivacyLedger, path: Path) -> PrivacyLedger:
     "The ledger in `path`, or an error that names the file (a corrupted or hand-edited file is never blamed on an argument)."

@@ -141,7 +141,7 @@ class DomainCheck:
 
     def __repr__(self): return f'DomainCheck[NOT PRIVATE](n={self.n})'
 
-
+# %% ../nbs/12a_bounds.ipynb #cf7425f4
 def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                  covariates,  # covariate columns
                  treatment,  # the 0/1 treatment column

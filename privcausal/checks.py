@@ -47,7 +47,7 @@ def check_epsilon(epsilon,  # the value to check
         raise ValueError(f'{name} must be < {upper} for this calibration, got {epsilon!r}')
     return epsilon
 
-
+# %% ../nbs/00a_checks.ipynb #6263e5d3
 def check_delta(delta,  # the value to check
                 name: str = 'delta',  # the argument name used in the error message
                 allow_zero: bool = False,  # accept 0 (pure DP)
@@ -61,7 +61,7 @@ def check_delta(delta,  # the value to check
         raise ValueError(f'{name} must lie in {"[0, 1)" if allow_zero else "(0, 1)"}, got {delta!r}')
     return delta
 
-
+# %% ../nbs/00a_checks.ipynb #6b0fcccf
 def check_sensitivity(sensitivity,  # the value to check
                       name: str = 'sensitivity',  # the argument name used in the error message
                      ) -> float:

