@@ -375,7 +375,7 @@ def check_same_index(**args):  # name=value pairs; the pandas ones must share on
                              f'position: align them first (e.g. {k} = {k}.loc[{first}.index]) or pass numpy arrays '
                              '(.to_numpy()) to pair rows by position on purpose')
 
-# %% ../nbs/00a_checks.ipynb #438cae4f
+# %% ../nbs/00a_checks.ipynb #bc09c1ec
 _BALL_TOL = 1e-12  # rounding slack: a row at norm 1 + 1e-15 after division is not a violation
 
 
@@ -400,10 +400,11 @@ def row_norms(X: np.ndarray,  # an n x d float array
     "L2 norm of each row (einsum: no n x d temporary); a row whose squared norm overflows is rescaled by its largest entry first."
     with np.errstate(over='ignore'):
         norms = np.sqrt(np.einsum('ij,ij->i', X, X))
-    big = np.isinf(norms)
-    if big.any():  # finite entries of 1e154 or more: the sum of squares overflows, the norm does not
+    big = np.flatnonzero(np.isinf(norms))
+    if big.size:  # finite entries of 1e154 or more: the sum of squares overflows, the norm does not
         Y = X[big]
         m = np.abs(Y).max(axis=1)
+        big, Y, m = big[np.isfinite(m)], Y[np.isfinite(m)], m[np.isfinite(m)]  # a row holding inf keeps the norm inf
         norms[big] = m * np.sqrt(np.einsum('ij,ij->i', Y / m[:, None], Y / m[:, None]))
     return norms
 
