@@ -287,7 +287,7 @@ def check_numeric_dtype(X,  # an array, Series or DataFrame
         raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; got dtype {v.dtype}. '
                         'Convert or dummy-code it first; privcausal does not parse strings or drop imaginary parts.')
 
-# %% ../nbs/00a_checks.ipynb #c205d2c5
+# %% ../nbs/00a_checks.ipynb #857ba3ea
 def _complex_columns(values) -> list:
     "Names (or positions) of the complex columns of a pandas object or array, by dtype only (no value is looked at)."
     if isinstance(values, pd.DataFrame):
@@ -326,7 +326,8 @@ def check_finite(values, # array-like, pandas Series or DataFrame (1-d or 2-d, r
     if not np.isfinite(arr).all():
         detail = ''
         if arr.ndim == 2:
-            names = list(columns) if columns is not None else [f'column {j}' for j in range(arr.shape[1])]
+            names = [f'column {c}' if isinstance(c, (int, np.integer)) else c  # positions (an array's frame) as before
+                     for c in (list(columns) if columns is not None else range(arr.shape[1]))]
             detail = ' in ' + ', '.join(repr(c) for c, ok in zip(names, np.isfinite(arr).all(0)) if not ok)
         raise ValueError(f'{name} has missing or infinite values (NaN/inf){detail}. '
                          'Drop or impute them before estimation; privcausal does not do it silently.')
