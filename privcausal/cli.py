@@ -97,11 +97,11 @@ def build_parser(argv=None,  # the arguments to parse: only the command they nam
         _json_flag(leaf)
     return p
 
-# %% ../nbs/09_cli.ipynb #1d638d54
+# %% ../nbs/09_cli.ipynb #53c4efe8
 FLAGS = {  # Python keyword -> command-line flag
     'epsilon_fit': '--epsilon (propensity stage)', 'epsilon_estimate': '--epsilon (effect stage)',
     'epsilon': '--epsilon', 'delta': '--delta', 'outcome_bound': '--outcome-bound', 'covariate_bound': '--covariate-bound',
-    'clip_outcomes': '--clip-outcomes', 'clip_rows': '--clip-rows', 'clip': '--propensity-bound',
+    'clip_outcomes': '--clip-outcomes', 'clip_rows': '--clip-rows', 'propensity_bounds': '--propensity-bound',
     'lam': '--lam', 'fit_fraction': '--fit-fraction', 'split': '--split-column',
     'variance_share': '--variance-share', 'estimand': '--estimand', 'estimator': '--estimator', 'intercept': '--no-intercept',
     'covariates': '--covariates', 'outcome': '--outcome', 'treatment': '--treatment', 'levels': '--categorical',
@@ -408,7 +408,7 @@ def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
 _ipw = _Module('privcausal.ipw')
 from .commands import parse_bounds_map, parse_pair
 
-# %% ../nbs/09_cli.ipynb #62e929a3
+# %% ../nbs/09_cli.ipynb #ca705f7c
 def _with_outcome(X, names, df, args):
     "The covariate design with the treatment and outcome columns under the user's names (errors then name the user's columns)."
     clash = [c for c in (args.treatment, args.outcome) if c in names]
@@ -536,7 +536,7 @@ def _ipw_settings(args):
     missing = [flag for name, flag in _IPW_BOUNDS if getattr(args, name) is None and given.get(name) not in ranges]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
     s = dict(epsilon=args.epsilon, delta=args.delta, outcome_bound=args.outcome_bound, covariate_bound=args.covariate_bound,
-             clip=args.propensity_bound, estimand=args.estimand, estimator=args.estimator, intercept=not args.no_intercept,
+             propensity_bounds=args.propensity_bound, estimand=args.estimand, estimator=args.estimator, intercept=not args.no_intercept,
              lam=args.lam, fit_fraction=args.fit_fraction, calibration=args.calibration, bounding=args.bounding, **ranges)
     if args.variance_share is not None: s['variance_share'] = args.variance_share
     s['debias'] = {'auto': None, 'on': True, 'off': False}[args.debias]
@@ -559,7 +559,7 @@ def _ipw_dask(args, settings, ledger):
             return _plan_output(plan, ledger, 'ipw', _DASK_READ)
         out = _released(_ipw.pp_ipw, ddf, outcome=args.outcome, treatment=args.treatment, covariates=names,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
-                        diagnostics=args.non_private, n_rows=args.n_rows, **settings)
+                        diagnostics=args.non_private, n=args.n_rows, **settings)
     rel, diag = out if args.non_private else (out, None)
     result, text = _output(rel, args, covariates=names)
     if args.non_private:
@@ -590,14 +590,14 @@ def _ipw_command(args):
     split = df[args.split_column] if args.split_column else None
     rel, diag = _released(_ipw.pp_ipw, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, split=split,
                           clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
-                          diagnostics=True, n_rows=args.n_rows, **settings)
+                          diagnostics=True, n=args.n_rows, **settings)
     result, text = _output(rel, args, covariates=names)
     if args.non_private:
         result, text = _not_private(result, text, 'IPW on the estimation part with the non-private propensity model',
                                     {'estimate': diag.tau_hat})
     return result, text
 
-# %% ../nbs/09_cli.ipynb #4a876cac
+# %% ../nbs/09_cli.ipynb #ea3c49db
 from .commands import COMMON_FLAGS, SHARED, CommandSpec, field_flag, flag_map, plan_arguments, plan_options
 
 WATE_COMMAND = CommandSpec('wate', 'private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', 'privcausal.bayes_wate',
@@ -616,9 +616,9 @@ def _wate_arguments(p):
 
 def _wate_flags() -> dict:
     "{python name: flag} of `wate`: the fields of `WATEPlan` and the command's own options a message may name."
-    return flag_map(*WATE_COMMAND.plan_classes(), common={k: v for k, v in COMMON_FLAGS.items() if k != 'n'} | {'n_rows': '--n-rows'})
+    return flag_map(*WATE_COMMAND.plan_classes(), common={k: v for k, v in COMMON_FLAGS.items() if k != 'n'})  # 'n' in a message is often not the flag
 
-# %% ../nbs/09_cli.ipynb #7912b4e4
+# %% ../nbs/09_cli.ipynb #05485971
 def _wate_frame(args) -> tuple:
     "(the frame `wate` reads, the covariate names, the public n of a dry run, what a dry run read): in memory, or read by the Dask workers."
     if args.dask:
@@ -643,7 +643,7 @@ def _wate_body(args):
         frame, names, n, read = _wate_frame(args)
         if args.dry_run: return _plan_output(planner(n=n, d=len(names), covariates=names, **common, **options), ledger, 'wate', read)
         res = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
-                        ledger=ledger, n_rows=args.n_rows, _flags=_wate_flags(), **common, **options)
+                        ledger=ledger, n=args.n_rows, _flags=_wate_flags(), **common, **options)
         npw = (_nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
                                 estimand=args.estimand) if args.non_private else None)
     result, text = _output(res, args, covariates=names)
