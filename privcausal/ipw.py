@@ -506,7 +506,7 @@ def ipw_outcome_scale(outcome_bounds: tuple,  # the outcome's PUBLIC range (lo, 
     check_choice(estimator, ESTIMATORS, 'estimator')
     return ((lo + hi) / 2, (hi - lo) / 2) if estimator == 'hajek' else (0.0, max(abs(lo), abs(hi)))
 
-# %% ../nbs/04_ipw.ipynb #36e8ae84
+# %% ../nbs/04_ipw.ipynb #874dcdbd
 def _stage_budget(value, overall, name, checker):
     if value is None: return overall
     v = checker(value, name)
@@ -556,7 +556,7 @@ def _check_options(estimator, estimand, normalisation, bounding, variance_share)
     check_choice(estimator, ESTIMATORS, 'estimator'); check_choice(estimand, ESTIMANDS, 'estimand')
     check_choice(bounding, BOUNDINGS, 'bounding')
     if estimator == 'hajek':
-        if normalisation is not None: raise ValueError("normalisation applies to estimator='ht'; the Hájek estimator needs none")
+        if normalisation is not None: raise ValueError("normalisation applies to estimator='ht'; the Hájek estimator takes none")
         if bounding != 'clip': raise ValueError("bounding='trim' applies to estimator='ht'; the Hájek estimator clips")
     else:
         if normalisation is None: normalisation = 'n'  # the paper's 1/n: the privacy unit of every other release
@@ -586,7 +586,7 @@ def _privacy_unit(estimator, estimand, normalisation):
                 'estimation part public')
     return 'replace one record (x, t, y) by any other (its treatment may change); N, m and n public'
 
-# %% ../nbs/04_ipw.ipynb #898b337a
+# %% ../nbs/04_ipw.ipynb #d24c7b87
 def _new_split() -> str: return f'PP-IPW split {uuid.uuid4().hex[:12]}'  # one per plan: its cost's parallel parts
 
 
@@ -602,7 +602,7 @@ class IPWPlan(Plan):
     propensity_bounds: tuple | float | None = public(None, flag='--propensity-bound')  # PUBLIC propensity bounds (required): $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$; set to the pair
     estimand: str = public('ATE')  # 'ATE', 'ATT' or 'ATC'
     estimator: str = public('hajek')  # 'hajek' (normalised per-arm ratios) or 'ht' (the paper's Horvitz-Thompson sum)
-    fit_fraction: float = public(0.5)  # $m/N$ of a random split
+    fit_fraction: float = public(0.5)  # $m/N$: the share of the rows that fit the propensity model (a random split)
     m: int | None = public(None, cli=False)  # rows of the fitting part, if fixed by a split column (overrides `fit_fraction`); set to $m$
     lam: float | None = public(None)  # $\lambda$; None = `default_lam(m, d, epsilon_fit, delta_fit)` (with the intercept's $c$); set to $\lambda$
     intercept: bool = public(True, flag='--no-intercept')  # the public constant feature (False: the paper's model without intercept)
@@ -621,7 +621,7 @@ class IPWPlan(Plan):
     outcome_sd: float | None = public(None)  # assumed per-arm outcome sd (prediction only; default $C_y/2$)
     outcome_mean: float | tuple | None = public(None)  # assumed outcome mean: one for both arms, or (treated, control) (prediction only; default 0, or the middle of `outcome_bounds`)
     propensity_sd: float | None = public(None)  # assumed sd of the true logit propensity over units (prediction only; default 0: all at the treated share)
-    debias: bool | None = public(None)  # one ridge-safe Newton step on a released curvature: None = the public rule (`debias_rule`); set to the decision
+    debias: bool | None = public(None)  # one ridge-safe Newton step on a released curvature: None = the public rule (`debias_rule`), True or False = on or off (`--debias auto|on|off`); set to the decision
     hessian_share: float = public(DEFAULT_HESSIAN_SHARE)  # $\pi$ of the effect stage's budget for the curvature (when debiasing; set to 0 when not)
     outcome_bounds: tuple | None = public(None)  # the outcome's PUBLIC range (lo, hi), instead of `outcome_bound`
     covariate_bounds: dict | tuple | None = public(None)  # {column: (lo, hi)}: PUBLIC ranges (0/1 columns need none), instead of `covariate_bound`; set to each covariate's (lo, hi), () = the norm bound $R$
@@ -844,7 +844,7 @@ def _part_sizes(n, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #0b3a8979
+# %% ../nbs/04_ipw.ipynb #7041b0cf
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -859,7 +859,7 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     check_bound_vocabulary(p.covariate_bound, p.covariate_bounds, p.outcome_bound, p.outcome_bounds)
     if p.outcome_bounds is not None: centre, C = ipw_outcome_scale(p.outcome_bounds, estimator)
     else: centre, C = 0.0, check_bound(p.outcome_bound, 'outcome_bound', '|y| <= C, or outcome_bounds=(lo, hi)')
-    bounds = check_propensity_bounds(p.propensity_bounds)
+    bounds = check_propensity_bounds(p.propensity_bounds, name='propensity_bounds')
     if C > MAX_OUTCOME_BOUND:
         raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {C!r}')
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {d!r}')
