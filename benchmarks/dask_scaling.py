@@ -90,9 +90,9 @@ def _releases(data, s, n, cpu=time.process_time):
         warnings.simplefilter('ignore')  # the announcement of the requested clipping
         t0, c0 = time.perf_counter(), cpu()
         rel = pp_ipw(data, outcome='y', treatment='t', covariates=COLUMNS(s['d']), epsilon=1.0, delta=1e-6, outcome_bound=1.0,
-                     covariate_bound=s['R'], clip=0.05, clip_rows=True, lam=s['lam'], n_rows=n, rng=np.random.default_rng(s['seed']))
+                     covariate_bound=s['R'], propensity_bounds=0.05, clip_rows=True, lam=s['lam'], n=n, rng=np.random.default_rng(s['seed']))
         t1, c1 = time.perf_counter(), cpu()
-        res = wate(data, outcome='y', treatment='t', covariates=COLUMNS(s['d']), epsilon=1.0, n_partitions=s['M'], n_rows=n,
+        res = wate(data, outcome='y', treatment='t', covariates=COLUMNS(s['d']), epsilon=1.0, n_partitions=s['M'], n=n,
                    rng=np.random.default_rng(s['seed'] + 1))
         t2, c2 = time.perf_counter(), cpu()
     return dict(ipw=t1 - t0, wate=t2 - t1, ipw_cpu=c1 - c0, wate_cpu=c2 - c1, ipw_released=[rel.estimate, *rel.propensity.weights.tolist()],

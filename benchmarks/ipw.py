@@ -85,7 +85,7 @@ def bench_fit(rows, d, lam, repeats, threads=None):
 
 def bench_release(X, t, y):
     print(f'\n== whole PP-IPW release (secure OpenDP noise), {len(y):,} x {X.shape[1]}')
-    kw = dict(X=X, outcome=y, treatment=t, epsilon=0.5, delta=1e-6, outcome_bound=5.0, covariate_bound=1.0, clip=0.05)
+    kw = dict(X=X, outcome=y, treatment=t, epsilon=0.5, delta=1e-6, outcome_bound=5.0, covariate_bound=1.0, propensity_bounds=0.05)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
         t0 = time.perf_counter(); pp_ipw(**kw); cold = time.perf_counter() - t0
@@ -142,10 +142,10 @@ def bench_utility(python, trials=200, N=2000, d=10, tau=1.0):
     Xs, ts, ys = np.array(Xs), np.array(ts), np.array(ys)
     paper = dict(estimator='ht', intercept=False, lam=lam, calibration='classical')  # the paper's Algorithm 1, as dpate
     ours = np.array([[pp_ipw(X=Xs[k], outcome=ys[k], treatment=ts[k], epsilon=e, delta=delta, outcome_bound=C_y,
-                             covariate_bound=1.0, clip=omega, rng=np.random.default_rng(1000 * k + j), **paper).estimate
+                             covariate_bound=1.0, propensity_bounds=omega, rng=np.random.default_rng(1000 * k + j), **paper).estimate
                       for j, e in enumerate(eps_grid)] for k in range(trials)])
     ours_default = np.array([[pp_ipw(X=Xs[k], outcome=ys[k], treatment=ts[k], epsilon=e, delta=delta, outcome_bound=C_y,
-                                     covariate_bound=1.0, clip=omega, rng=np.random.default_rng(1000 * k + j)).estimate
+                                     covariate_bound=1.0, propensity_bounds=omega, rng=np.random.default_rng(1000 * k + j)).estimate
                               for j, e in enumerate(eps_grid)] for k in range(trials)])
     theirs = None
     if python and Path(python).exists():

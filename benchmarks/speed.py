@@ -97,7 +97,7 @@ def run_release(a):
     import numpy as np
     import privcausal.ipw as ipw
     df = release_data(a.rows, a.d)
-    kw = dict(outcome='y', treatment='t', epsilon=1.0, delta=1e-6, outcome_bound=5.0, covariate_bound=1.0, clip=0.05)
+    kw = dict(outcome='y', treatment='t', epsilon=1.0, delta=1e-6, outcome_bound=5.0, covariate_bound=1.0, propensity_bounds=0.05)
     release = lambda: ipw.pp_ipw(df, **kw)
     rec = FitRecorder(ipw)
     out = {'rows': a.rows, 'd': a.d, 'data_mb': float(df.memory_usage(index=True, deep=True).sum()) / 2**20,

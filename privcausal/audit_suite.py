@@ -824,7 +824,7 @@ def propensity_cases(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon
         cases += [_case('propensity.private_propensity', opts, p, run, (eps, delta)) for p in pairs]
     return cases
 
-# %% ../nbs/08_audit.ipynb #df26f8f6
+# %% ../nbs/08_audit.ipynb #f3f651d3
 IPW_KEY_PAIRS = ('D_n: y = +C_y -> -C_y', 'D_n: y = +C_y -> -C_y (control)', 'D_n: treated 2 -> 1', 'D_n: treated 1 -> 0')
 IPW_CURVATURE_PAIR = 'D_n: x -> orthogonal x'  # audited with the debiasing step on
 
@@ -849,7 +849,7 @@ def _ipw_setup(epsilon, delta, clip, outcome_bound):
     c = sig['constant'].default if 'constant' in sig else None
     R = 1 / math.sqrt(1 - c * c) if isinstance(c, numbers.Real) and not isinstance(c, bool) else 1.0
     pairs = ipw_pairs(outcome_bound=outcome_bound)
-    common = dict(outcome_bound=outcome_bound, covariate_bound=R, clip=clip, delta=delta)
+    common = dict(outcome_bound=outcome_bound, covariate_bound=R, propensity_bounds=clip, delta=delta)
     make = lambda opts, eps: (lambda d, nz: ipw.pp_ipw(X=d['X'], outcome=d['outcome'], treatment=d['treatment'], split=d['split'],
                                                        epsilon=eps, rng=nz, **common, **opts))
     sets = [(o, epsilon) for o in _ipw_option_sets()]

@@ -230,14 +230,14 @@ def nonprivate_effects(X,  # (B, n, d) stacked covariates (no intercept)
     v1, v0 = outcome_variance(Xd, z, y, mask, v_model)
     return {k: weighted_effect(e, z, y, v1, v0, k) for k in estimands}
 
-# %% ../nbs/05_wate.ipynb #f579abc6
+# %% ../nbs/05_wate.ipynb #66c62e4e
 def _free_name(name: str, taken) -> str:
     "`name`, or `name` with leading underscores, so that it is not one of `taken` (a covariate may be called 'treatment')."
     while name in taken: name = '_' + name
     return name
 
 
-def _causal_rows(data, outcome, treatment, covariates, X, n_rows=None) -> tuple:  # (`CausalRows`, the frame they read)
+def _causal_rows(data, outcome, treatment, covariates, X, n=None) -> tuple:  # (`CausalRows`, the frame they read)
     "The one entry: the rows of a pandas or Dask frame (columns checked from metadata), or of arrays put in a pandas frame."
     if data is None:  # arrays: validated as `CausalData`, then named columns of one frame
         cd = as_causal_data(None, outcome=outcome, treatment=treatment, covariates=covariates, X=X)
@@ -247,8 +247,8 @@ def _causal_rows(data, outcome, treatment, covariates, X, n_rows=None) -> tuple:
         data = pd.DataFrame(cd.X, columns=covariates).assign(**{treatment: cd.treatment, outcome: cd.outcome})
     elif X is not None: raise TypeError('pass either data with column names, or X with arrays, not both')
     if _no_covariates(data, outcome, treatment, covariates):  # d = 0: the difference of the arms' means, Hájek-weighted
-        return CausalRows(effect_columns(data, outcome, treatment, (), n_rows).rows, (), outcome, treatment), data
-    return causal_rows(data, outcome=outcome, treatment=treatment, covariates=covariates, n=n_rows), data
+        return CausalRows(effect_columns(data, outcome, treatment, (), n).rows, (), outcome, treatment), data
+    return causal_rows(data, outcome=outcome, treatment=treatment, covariates=covariates, n=n), data
 
 
 def _no_covariates(data, outcome, treatment, covariates) -> bool:
@@ -928,15 +928,15 @@ def _pvalue(self) -> float:
 WATEResult.std_error = property(_std_error, doc=_std_error.__doc__)
 WATEResult.pvalue = _pvalue
 
-# %% ../nbs/05_wate.ipynb #073b2ca2
+# %% ../nbs/05_wate.ipynb #3c96ebfb
 def _generator(noise: NoiseSource) -> np.random.Generator:
     "Randomness for the partition, the fill-in and the posterior: the research generator behind the noise, or fresh OS entropy."
     return noise.rng if isinstance(noise, ResearchNoise) else np.random.default_rng()
 
 
-def _validate(data, outcome, treatment, covariates, X, n_rows=None) -> tuple:  # (`CausalRows`, the frame they read)
+def _validate(data, outcome, treatment, covariates, X, n=None) -> tuple:  # (`CausalRows`, the frame they read)
     "The data's columns and public sizes (from metadata: the values are checked on the rows, in the release; the options, by the plan)."
-    cd, frame = _causal_rows(data, outcome, treatment, covariates, X, n_rows)
+    cd, frame = _causal_rows(data, outcome, treatment, covariates, X, n)
     if cd.n < 8: raise ValueError(f'too few rows: the data must have n >= 8 rows (n is public), got n={cd.n}')
     check_int(cd.d, 'the number of covariates', 0, MAX_COVARIATES)
     return cd, frame
@@ -1063,7 +1063,7 @@ def _wate_release(run: _WATEPlans,  # the public plan
                             run.first.on_failure, privacy.noise_source, privacy.is_secure, plan.cost, post)
     return out
 
-# %% ../nbs/05_wate.ipynb #43bc92e5
+# %% ../nbs/05_wate.ipynb #bf1f9363
 def _estimand_plans(cd: CausalRows,  # the rows: their public n, d and covariate names
                     estimands: tuple,  # the estimands, in release order
                     **public,  # epsilon and any other field of `WATEPlan`
@@ -1077,6 +1077,11 @@ def _estimand_plans(cd: CausalRows,  # the rows: their public n, d and covariate
     return tuple((p.estimand, p) for p in plans)
 
 
+def _refuse_old_names(fn: str, options: dict) -> None:
+    "A clear TypeError for the former name of the number of rows (`n` is the number of rows in every method)."
+    if 'n_rows' in options: raise TypeError(f'{fn}(): `n_rows` is now `n` (the public number of rows)')
+
+
 def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the columns below, or None to pass arrays
                    *,
                    outcome,  # binary (0/1) outcome: column name or array
@@ -1088,14 +1093,15 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
                    rng: NoiseSource | np.random.Generator | None = None,  # None: secure OpenDP noise; a Generator: research mode
                    ledger=None,  # a `PrivacyLedger` to charge, or None
                    diagnostics: bool = False,  # True: also return {estimand: `WATEDiagnostics`} of the SAME partition (NOT PRIVATE)
-                   n_rows: int | None = None,  # the public number of rows $n$, checked against the data (None: counted, as `len`)
+                   n: int | None = None,  # the public number of rows $n$, checked against the data (None: counted, as `len`)
                    **options,  # any other field of `WATEPlan`: n_partitions, truncation, variance_share, variance, sampler, draws, v_model, on_failure, covariate_bounds, clip
                   ) -> dict:  # {estimand: WATEResult}, or (that, {estimand: WATEDiagnostics}) with `diagnostics=True`
     "Release several WATEs from the same data (same partition); each is epsilon-DP, together len(estimands) x epsilon."
+    _refuse_old_names('wate_estimands', options)
     estimands = (estimands,) if isinstance(estimands, str) else tuple(estimands)
     if not estimands or len(set(estimands)) != len(estimands): raise ValueError('estimands must be distinct and non-empty')
     for k in estimands: check_estimand(k)
-    cd, frame = _validate(data, outcome, treatment, covariates, X, n_rows)
+    cd, frame = _validate(data, outcome, treatment, covariates, X, n)
     run = _WATEPlans(_estimand_plans(cd, estimands, epsilon=epsilon, **options))  # the whole calibration, before the rows are read
     rows = dict(cd=cd, frame=frame, diagnostics=bool(diagnostics))
     return run_release(run, rows, statistics=_wate_statistics, release=_wate_release, ledger=ledger, rng=rng, diagnostics=diagnostics)
@@ -1112,13 +1118,14 @@ def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below,
          rng: NoiseSource | np.random.Generator | None = None,  # None: secure OpenDP noise; a Generator: research mode
          ledger=None,  # a `PrivacyLedger` to charge, or None
          diagnostics: bool = False,  # True: return (release, `WATEDiagnostics` of the SAME partition; NOT PRIVATE)
-         n_rows: int | None = None,  # the public number of rows $n$, checked against the data (None: counted, as `len`)
+         n: int | None = None,  # the public number of rows $n$, checked against the data (None: counted, as `len`)
          **options,  # any other field of `WATEPlan`: n_partitions, truncation, variance_share, variance, sampler, draws, v_model, on_failure, covariate_bounds, clip
         ) -> WATEResult:  # or (WATEResult, WATEDiagnostics) with `diagnostics=True`
     "An epsilon-DP ATE, ATT or ATC for a binary outcome with a 95% interval (Guha & Reiter, Algorithm 1)."
+    _refuse_old_names('wate', options)
     check_estimand(estimand)
     out = wate_estimands(data, outcome=outcome, treatment=treatment, covariates=covariates, X=X, estimands=(estimand,),
-                         epsilon=epsilon, rng=rng, ledger=ledger, diagnostics=diagnostics, n_rows=n_rows, **options)
+                         epsilon=epsilon, rng=rng, ledger=ledger, diagnostics=diagnostics, n=n, **options)
     return (out[0][estimand], out[1][estimand]) if diagnostics else out[estimand]
 
 # %% ../nbs/05_wate.ipynb #a159a8bb

@@ -84,7 +84,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #66f84472
+# %% ../nbs/15_effect.ipynb #0b605f2b
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -92,13 +92,14 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
                         estimand, outcome_type, ledger, rng, n, diagnostics, options):
     "PP-IPW or WATE, run when named, with the same public bounds (their own releases; WATE spends epsilon only)."
     common = dict(outcome=outcome, treatment=treatment, covariates=list(covariates), covariate_bounds=covariate_bounds,
-                  epsilon=epsilon, estimand=estimand, ledger=ledger, rng=rng, n_rows=n, diagnostics=diagnostics)
+                  epsilon=epsilon, estimand=estimand, ledger=ledger, rng=rng, n=n, diagnostics=diagnostics)
     from privcausal.bayes_wate import WATEPlan, wate
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
-    if method == 'ipw':  # effect's vocabulary: clip (values outside their bounds), propensity_bounds; PP-IPW's: clip_rows/clip_outcomes, clip
+    if method == 'ipw':  # `clip` (values outside their bounds) is PP-IPW's clip_rows and clip_outcomes (the paper's names)
         clip_values = bool(options.pop('clip', False))
-        options.update(clip=options.pop('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values, clip_outcomes=clip_values)
+        options.update(propensity_bounds=options.get('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values,
+                       clip_outcomes=clip_values)
     accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
     unknown = sorted(set(options) - accepted)  # wate takes the fields of its plan
     if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")

@@ -506,7 +506,7 @@ def ipw_outcome_scale(outcome_bounds: tuple,  # the outcome's PUBLIC range (lo, 
     check_choice(estimator, ESTIMATORS, 'estimator')
     return ((lo + hi) / 2, (hi - lo) / 2) if estimator == 'hajek' else (0.0, max(abs(lo), abs(hi)))
 
-# %% ../nbs/04_ipw.ipynb #36e8ae84
+# %% ../nbs/04_ipw.ipynb #874dcdbd
 def _stage_budget(value, overall, name, checker):
     if value is None: return overall
     v = checker(value, name)
@@ -556,7 +556,7 @@ def _check_options(estimator, estimand, normalisation, bounding, variance_share)
     check_choice(estimator, ESTIMATORS, 'estimator'); check_choice(estimand, ESTIMANDS, 'estimand')
     check_choice(bounding, BOUNDINGS, 'bounding')
     if estimator == 'hajek':
-        if normalisation is not None: raise ValueError("normalisation applies to estimator='ht'; the Hájek estimator needs none")
+        if normalisation is not None: raise ValueError("normalisation applies to estimator='ht'; the Hájek estimator takes none")
         if bounding != 'clip': raise ValueError("bounding='trim' applies to estimator='ht'; the Hájek estimator clips")
     else:
         if normalisation is None: normalisation = 'n'  # the paper's 1/n: the privacy unit of every other release
@@ -586,7 +586,7 @@ def _privacy_unit(estimator, estimand, normalisation):
                 'estimation part public')
     return 'replace one record (x, t, y) by any other (its treatment may change); N, m and n public'
 
-# %% ../nbs/04_ipw.ipynb #898b337a
+# %% ../nbs/04_ipw.ipynb #d24c7b87
 def _new_split() -> str: return f'PP-IPW split {uuid.uuid4().hex[:12]}'  # one per plan: its cost's parallel parts
 
 
@@ -602,7 +602,7 @@ class IPWPlan(Plan):
     propensity_bounds: tuple | float | None = public(None, flag='--propensity-bound')  # PUBLIC propensity bounds (required): $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$; set to the pair
     estimand: str = public('ATE')  # 'ATE', 'ATT' or 'ATC'
     estimator: str = public('hajek')  # 'hajek' (normalised per-arm ratios) or 'ht' (the paper's Horvitz-Thompson sum)
-    fit_fraction: float = public(0.5)  # $m/N$ of a random split
+    fit_fraction: float = public(0.5)  # $m/N$: the share of the rows that fit the propensity model (a random split)
     m: int | None = public(None, cli=False)  # rows of the fitting part, if fixed by a split column (overrides `fit_fraction`); set to $m$
     lam: float | None = public(None)  # $\lambda$; None = `default_lam(m, d, epsilon_fit, delta_fit)` (with the intercept's $c$); set to $\lambda$
     intercept: bool = public(True, flag='--no-intercept')  # the public constant feature (False: the paper's model without intercept)
@@ -621,7 +621,7 @@ class IPWPlan(Plan):
     outcome_sd: float | None = public(None)  # assumed per-arm outcome sd (prediction only; default $C_y/2$)
     outcome_mean: float | tuple | None = public(None)  # assumed outcome mean: one for both arms, or (treated, control) (prediction only; default 0, or the middle of `outcome_bounds`)
     propensity_sd: float | None = public(None)  # assumed sd of the true logit propensity over units (prediction only; default 0: all at the treated share)
-    debias: bool | None = public(None)  # one ridge-safe Newton step on a released curvature: None = the public rule (`debias_rule`); set to the decision
+    debias: bool | None = public(None)  # one ridge-safe Newton step on a released curvature: None = the public rule (`debias_rule`), True or False = on or off (`--debias auto|on|off`); set to the decision
     hessian_share: float = public(DEFAULT_HESSIAN_SHARE)  # $\pi$ of the effect stage's budget for the curvature (when debiasing; set to 0 when not)
     outcome_bounds: tuple | None = public(None)  # the outcome's PUBLIC range (lo, hi), instead of `outcome_bound`
     covariate_bounds: dict | tuple | None = public(None)  # {column: (lo, hi)}: PUBLIC ranges (0/1 columns need none), instead of `covariate_bound`; set to each covariate's (lo, hi), () = the norm bound $R$
@@ -844,7 +844,7 @@ def _part_sizes(n, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #095cb677
+# %% ../nbs/04_ipw.ipynb #7041b0cf
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -859,7 +859,7 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     check_bound_vocabulary(p.covariate_bound, p.covariate_bounds, p.outcome_bound, p.outcome_bounds)
     if p.outcome_bounds is not None: centre, C = ipw_outcome_scale(p.outcome_bounds, estimator)
     else: centre, C = 0.0, check_bound(p.outcome_bound, 'outcome_bound', '|y| <= C, or outcome_bounds=(lo, hi)')
-    bounds = check_propensity_bounds(p.propensity_bounds)
+    bounds = check_propensity_bounds(p.propensity_bounds, name='propensity_bounds')
     if C > MAX_OUTCOME_BOUND:
         raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {C!r}')
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {d!r}')
@@ -902,19 +902,31 @@ def _ipw_calibration(p: IPWPlan) -> dict:
         outcome_bounds=None if p.outcome_bounds is None else check_outcome_bounds(p.outcome_bounds), outcome_centre=centre)
 
 
+_RENAMED = {'clip': ('propensity_bounds', 'the PUBLIC propensity bounds'),  # one meaning per name: `clip` clips values elsewhere
+            'n_rows': ('n', 'the public number of rows')}
+
+
+def _refuse_old_names(fn: str, options: dict) -> None:
+    "A clear TypeError for an argument passed under its former name."
+    for old in sorted(options.keys() & _RENAMED.keys()):
+        new, what = _RENAMED[old]
+        raise TypeError(f'{fn}(): `{old}` is now `{new}` ({what})')
+
+
 def plan_ipw(n: int,  # $N$, rows of the data set (public)
              d: int,  # covariates (without the intercept)
              epsilon: float,  # $\varepsilon$ of the whole release
              delta: float,  # $\delta$ of the whole release
              outcome_bound: float | None = None,  # $C_y$, the paper's bound on $|y|$ (or give `outcome_bounds`)
-             clip=None,  # propensity bounds: $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$ (required; the plan's `propensity_bounds`)
+             propensity_bounds=None,  # PUBLIC propensity bounds: $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$ (required)
              estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
              fit_fraction: float = 0.5,  # $m/N$ of a random split
              lam: float | None = None,  # $\lambda$; None = `default_lam(m, d, epsilon_fit, delta_fit)` (with the intercept's $c$)
              **options,  # any other public field of `IPWPlan` (its table below)
             ) -> IPWPlan:
     "Plan a PP-IPW release from public inputs: lambda, sensitivities, noise scales, cost, expected noise sd and interval half-width."
-    return IPWPlan(n=n, d=d, epsilon=epsilon, delta=delta, outcome_bound=outcome_bound, propensity_bounds=clip,
+    _refuse_old_names('plan_ipw', options)
+    return IPWPlan(n=n, d=d, epsilon=epsilon, delta=delta, outcome_bound=outcome_bound, propensity_bounds=propensity_bounds,
                    estimand=estimand, fit_fraction=fit_fraction, lam=lam, **options)
 
 # %% ../nbs/04_ipw.ipynb #bb9c7b0e
@@ -1149,7 +1161,7 @@ def _ipw_plot(self, ax=None,  # matplotlib Axes to draw on (default: a new figur
 IPWRelease.pvalue, IPWRelease.plot = _ipw_pvalue, _ipw_plot  # methods, as functions to keep the class cell short
 IPWRelease.interval_std_error = property(_interval_std_error, doc=_interval_std_error.__doc__)
 
-# %% ../nbs/04_ipw.ipynb #ac53f7d2
+# %% ../nbs/04_ipw.ipynb #5731df4b
 _CHUNK_ROWS = 2 ** 15  # rows per chunk of in-memory rows in PP-IPW's passes (measured: benchmarks/speed_results.txt)
 
 
@@ -1160,11 +1172,11 @@ def _column_name(preferred, taken, default):
     return name
 
 
-def _ipw_rows(data, outcome, treatment, covariates, X, n_rows) -> CausalRows:
+def _ipw_rows(data, outcome, treatment, covariates, X, n) -> CausalRows:
     "The input as rows where they live, columns checked from metadata: a pandas or Dask frame as it is (not copied); a `CausalData`, or arrays validated by `as_causal_data`, as a frame over the same covariate array."
     if isinstance(data, pd.DataFrame) or is_dask_frame(data):
         if X is not None: raise TypeError('pass either data with column names, or X with arrays, not both')
-        cd = causal_rows(data, outcome=outcome, treatment=treatment, covariates=covariates, n=n_rows)
+        cd = causal_rows(data, outcome=outcome, treatment=treatment, covariates=covariates, n=n)
     else:
         cd = data if isinstance(data, CausalData) else as_causal_data(data, outcome=outcome, treatment=treatment,
                                                                        covariates=covariates, X=X)
@@ -1172,7 +1184,7 @@ def _ipw_rows(data, outcome, treatment, covariates, X, n_rows) -> CausalRows:
         t = _column_name(treatment, names, 'treatment')
         y = _column_name(outcome, names + (t,), 'outcome')
         frame = pd.DataFrame(cd.X, columns=list(names), copy=False).assign(**{t: cd.treatment, y: cd.outcome})
-        cd = causal_rows(frame, outcome=y, treatment=t, covariates=list(names), n=n_rows)
+        cd = causal_rows(frame, outcome=y, treatment=t, covariates=list(names), n=n)
     return dataclasses.replace(cd, rows=cd.rows.chunked(_CHUNK_ROWS))
 
 # %% ../nbs/04_ipw.ipynb #93f7af3a
@@ -1408,8 +1420,8 @@ def _ipw_release(plan: IPWPlan, carry: dict, noisy: np.ndarray, privacy: Privacy
     return IPWRelease(effect.estimate, effect.std_error, effect.noise_sd, effect.dof, _in_outcome_units(plan, noisy),
                       plan, carry['model'], privacy, carry['curvature'], carry['weights'])
 
-# %% ../nbs/04_ipw.ipynb #559e7ba4
-_SET_BY_PP_IPW = ('n', 'd', 'm', 'covariates', 'arm_size', 'propensity_bounds')  # from the data, the split and `clip`
+# %% ../nbs/04_ipw.ipynb #8fe2e6ec
+_SET_BY_PP_IPW = ('d', 'm', 'covariates', 'arm_size')  # from the data and the split
 _PLANNING_ONLY = ('alpha', 'treated_share', 'outcome_sd', 'outcome_mean', 'propensity_sd')  # guesses of a prediction: no part of a release
 _BOUND_NAMES = ('covariate_bound', 'covariate_bounds', 'outcome_bound', 'outcome_bounds')
 
@@ -1451,7 +1463,7 @@ def _spell_out_options(fn, plan_class, explicit):
     fn.__delwrap__ = _readable(plan_class)  # docments reads the options' documentation from the plan's fields
     return tuple(names)
 
-# %% ../nbs/04_ipw.ipynb #e9f79545
+# %% ../nbs/04_ipw.ipynb #52ede1c0
 def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `outcome`, `treatment` column names) or a `CausalData`
            *,
            outcome=None,  # outcome column name, or array (with `X`)
@@ -1460,7 +1472,7 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
            X=None,  # covariate array when `data` is None
            epsilon: float,  # $\varepsilon$ of the whole release
            delta: float,  # $\delta\in(0,1)$ of the whole release
-           clip=None,  # PUBLIC propensity bounds: $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$ (required; the plan's `propensity_bounds`)
+           propensity_bounds=None,  # PUBLIC propensity bounds: $\omega$ for $[\omega,1-\omega]$, or $(\omega_1,\omega_2)$ (required)
            fit_fraction: float = 0.5,  # $m/N$ of a random split
            split=None,  # 'fit'/'estimate' labels (or booleans, True = fit) per row; None = random split
            split_rng: np.random.Generator | int | None = None,  # randomness of the split (None: from `rng` if it is a Generator, else fresh)
@@ -1469,18 +1481,19 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
            rng: NoiseSource | np.random.Generator | None = None,  # None = secure OpenDP noise; a Generator = seeded research mode
            ledger: PrivacyLedger | None = None,  # checked before the rows are read; charged (overall cost) once every statistic is computed, before the last noise
            diagnostics: bool = False,  # also return an `IPWDiagnostics` (NOT PRIVATE)
-           n_rows: int | None = None,  # the public number of rows $N$, checked against the data (None: counted, as `len`)
+           n: int | None = None,  # the public number of rows $N$, checked against the data (None: counted, as `len`)
            **options,  # any other public field of `IPWPlan`: outcome_bound (or outcome_bounds) and covariate_bound (or covariate_bounds) are required
           ) -> IPWRelease | tuple:
     "Privacy-preserving IPW (Lee, Gresele, Park & Muandet 2019b): private propensity on $\\mathcal D_m$, private effect with interval on $\\mathcal D_n$."
+    _refuse_old_names('pp_ipw', options)
     if unknown := sorted(set(options) - set(PP_IPW_OPTIONS)): raise TypeError(f'pp_ipw() got unexpected option(s) {unknown}')
     check_bound_vocabulary(*(options.get(k) for k in _BOUND_NAMES))
-    cd = _ipw_rows(data, outcome, treatment, covariates, X, n_rows)  # columns from metadata; values in the statistics
+    cd = _ipw_rows(data, outcome, treatment, covariates, X, n)  # columns from metadata; values in the statistics
     noise = resolve_noise(rng)
     R = _release_bounds(options)
     keyed = is_dask_frame(data)  # rows on a cluster: the split is evaluated by the workers; options needing all rows first refused
     parts = _ipw_split(cd.n, data, split, fit_fraction, split_rng, rng, keyed)
-    plan = _release_plan(cd, parts, keyed, epsilon=epsilon, delta=delta, propensity_bounds=clip, fit_fraction=fit_fraction,
+    plan = _release_plan(cd, parts, keyed, epsilon=epsilon, delta=delta, propensity_bounds=propensity_bounds, fit_fraction=fit_fraction,
                          **{**options, 'covariate_bound': R})
     _announce_clipping(plan, clip_rows, clip_outcomes)
     inputs = _Inputs(cd, parts, clip_rows, clip_outcomes, bool(diagnostics))
@@ -1488,4 +1501,4 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
                        diagnostics=diagnostics)
 
 
-PP_IPW_OPTIONS = _spell_out_options(pp_ipw, IPWPlan, ('epsilon', 'delta', 'fit_fraction') + _SET_BY_PP_IPW + _PLANNING_ONLY)  # its `**options`
+PP_IPW_OPTIONS = _spell_out_options(pp_ipw, IPWPlan, ('n', 'epsilon', 'delta', 'propensity_bounds', 'fit_fraction') + _SET_BY_PP_IPW + _PLANNING_ONLY)  # its `**options`

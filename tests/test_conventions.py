@@ -31,7 +31,7 @@ def _small(n, rng):
 
 def _ipw(X, t, y, rng, **kw):
     return ipw.pp_ipw(X=X, outcome=y, treatment=t, epsilon=kw.pop('epsilon', 1.0), delta=1e-5, outcome_bound=1.0,
-                      covariate_bound=1.5, clip=0.05, rng=rng, **kw)
+                      covariate_bound=1.5, propensity_bounds=0.05, rng=rng, **kw)
 
 
 @pytest.mark.parametrize('estimator', ['hajek', 'ht'])

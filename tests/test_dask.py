@@ -163,7 +163,7 @@ def _wate_frame(n=3000, seed=1):
 
 
 IPW = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'], epsilon=1.0, delta=1e-6, outcome_bound=4.0,
-           covariate_bound=4.0, clip=0.05)
+           covariate_bound=4.0, propensity_bounds=0.05)
 
 
 class Untouchable(NoiseSource):
@@ -184,7 +184,7 @@ def test_pp_ipw_on_dask_equals_in_memory(inproc_client, extra):
     with pytest.warns(UserWarning, match='clip_rows requested'):
         mem, dm = pp_ipw(pdf, **{**IPW, 'covariate_bound': 1.0}, **extra, clip_rows=True, rng=np.random.default_rng(5), diagnostics=True)
     with pytest.warns(UserWarning, match='clip_rows requested'):
-        dsk, dk = pp_ipw(ddf, **{**IPW, 'covariate_bound': 1.0}, **extra, clip_rows=True, rng=np.random.default_rng(5), diagnostics=True, n_rows=4000)
+        dsk, dk = pp_ipw(ddf, **{**IPW, 'covariate_bound': 1.0}, **extra, clip_rows=True, rng=np.random.default_rng(5), diagnostics=True, n=4000)
     assert type(dsk) is type(mem) and dsk.plan.m == mem.plan.m == 2000
     assert _max_diff(dk.exact_vector, dm.exact_vector) <= 1e-8  # before noise
     assert _max_diff(dk.fit.weights, dm.fit.weights) <= 1e-8
@@ -229,7 +229,7 @@ def test_wate_on_dask_equals_in_memory(inproc_client):
     kw = dict(outcome='y', treatment='z', epsilon=1.0, n_partitions=30)
     for k in ('ATE', 'ATT'):
         mem = wate(pdf, estimand=k, rng=np.random.default_rng(9), **kw)
-        dsk = wate(ddf, estimand=k, rng=np.random.default_rng(9), n_rows=3000, **kw)
+        dsk = wate(ddf, estimand=k, rng=np.random.default_rng(9), n=3000, **kw)
         assert type(dsk) is type(mem)
         assert abs(dsk.released_tau - mem.released_tau) <= 1e-8 and abs(dsk.released_variance - mem.released_variance) <= 1e-8
         assert abs(dsk.estimate - mem.estimate) <= 1e-8 and _max_diff(dsk.ci, mem.ci) <= 1e-8
@@ -312,7 +312,7 @@ def test_private_propensity_bad_input_refused_before_any_spend(inproc_client):
 def test_declared_n_rows_is_checked(inproc_client):
     ddf = dd.from_pandas(_ipw_frame(1000), npartitions=2)
     with pytest.raises(ValueError, match='declared number of rows'):
-        pp_ipw(ddf, **IPW, n_rows=999, rng=Untouchable())
+        pp_ipw(ddf, **IPW, n=999, rng=Untouchable())
     with pytest.raises(ValueError, match='split: a split column is not supported'):
         pp_ipw(ddf, **IPW, split=np.ones(1000, bool), rng=Untouchable())
     with pytest.raises(ValueError, match="normalisation='arm' is not supported"):

@@ -39,7 +39,7 @@ def synth(N=600, d=4, tau=1.0, seed=0):
     return X, t, y
 
 
-BASE = dict(epsilon=0.5, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, clip=0.05)
+BASE = dict(epsilon=0.5, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, propensity_bounds=0.05)
 PAPER = dict(estimator='ht', intercept=False, lam=0.1)  # the paper's Algorithm 1
 
 
@@ -270,8 +270,8 @@ def test_split_does_not_depend_on_values():
     (dict(epsilon=1.0, calibration='classical'), 'epsilon must be < 1'), (dict(lam=0), 'lam'), (dict(lam=-1), 'lam'),
     (dict(epsilon=1e-320, calibration='classical'), 'epsilon'), (dict(epsilon=1e308, calibration='classical'), 'epsilon'),
     (dict(epsilon=0.5, epsilon_fit=1e-320, calibration='classical'), 'epsilon_fit'),
-    (dict(clip=0), r'\(0, 1/2\]'), (dict(clip=0.51), r'\(0, 1/2\]'), (dict(clip=(0.6, 0.4)), 'omega1 <= omega2'),
-    (dict(clip=None), 'state public propensity bounds'), (dict(outcome_bound=None), 'outcome_bound'),
+    (dict(propensity_bounds=0), r'\(0, 1/2\]'), (dict(propensity_bounds=0.51), r'\(0, 1/2\]'), (dict(propensity_bounds=(0.6, 0.4)), 'omega1 <= omega2'),
+    (dict(propensity_bounds=None), 'state public propensity bounds'), (dict(outcome_bound=None), 'outcome_bound'),
     (dict(covariate_bound=None), 'covariate_bound'), (dict(outcome_bound=1.0), 'some outcomes exceed'),
     (dict(covariate_bound=0.5), 'rows lie outside the ball'), (dict(estimand='ate'), 'estimand'),
     (dict(estimator='aipw'), 'estimator'), (dict(normalisation='arm'), "applies to estimator='ht'"),
@@ -370,12 +370,12 @@ def test_plan_contract_and_inversion():
     assert d['planned'] is True and {'noise_sd', 'ci_halfwidth'} <= set(d) and json.dumps(d)
     assert p.ci_halfwidth == pytest.approx(1.959964 * math.hypot(p.noise_sd, p.sampling_sd), rel=1e-6)
     a = dict(treated_share=0.24, outcome_sd=2.0)  # the planning assumptions
-    pn = solve_plan(plan_ipw, 0.5, 'n', lo=ipw_min_rows(), d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
+    pn = solve_plan(plan_ipw, 0.5, 'n', lo=ipw_min_rows(), d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05, **a)
     assert pn.ci_halfwidth <= 0.5 < plan_ipw(pn.n - 1, 5, 1.0, 1e-6, 12.0, 0.05, **a).ci_halfwidth
-    pe = solve_plan(plan_ipw, 0.5, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05, **a)
+    pe = solve_plan(plan_ipw, 0.5, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05, **a)
     assert pe.ci_halfwidth <= 0.5 and plan_ipw(4000, 5, pe.epsilon * 0.99, 1e-6, 12.0, 0.05, **a).ci_halfwidth > 0.5
     with pytest.raises(ValueError, match='not reached even at'):
-        solve_plan(plan_ipw, 0.01, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, clip=0.05)
+        solve_plan(plan_ipw, 0.01, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05)
     with pytest.raises(ValueError, match='epsilon'):
         plan_ipw(4000, 5, 1e-320, 1e-6, 12.0, 0.05, calibration='classical')
 
@@ -389,7 +389,7 @@ def test_planned_noise_sd_matches_realised(eps, estimator, estimand):
     At epsilon = 5 the debiasing step is on (the public rule), so its share of the budget is in the plan too."""
     X, t, y, _ = imbalanced_design(4000, np.random.default_rng(1))
     kw = dict(X=X, outcome=y, treatment=t, epsilon=50.0, epsilon_estimate=eps, delta=1e-6, outcome_bound=12.0,
-              covariate_bound=5.0, clip=0.05, split=np.arange(4000) % 2 == 0, estimator=estimator, estimand=estimand,
+              covariate_bound=5.0, propensity_bounds=0.05, split=np.arange(4000) % 2 == 0, estimator=estimator, estimand=estimand,
               clip_rows=True, clip_outcomes=True)
     if estimator == 'ht': kw.update(intercept=False, lam=0.1)
     with warnings.catch_warnings():
@@ -407,7 +407,7 @@ def test_planned_noise_sd_matches_realised(eps, estimator, estimand):
 def test_default_at_large_epsilon_is_within_10_percent_of_the_truth():
     "Imbalanced (24% treated) confounded design, ATE = ATT = ATC = 2: the default release at epsilon = 1e6."
     X, t, y, truth = imbalanced_design(20_000, np.random.default_rng(5))
-    kw = dict(X=X, outcome=y, treatment=t, epsilon=1e6, delta=1e-6, outcome_bound=12.0, covariate_bound=5.0, clip=0.01,
+    kw = dict(X=X, outcome=y, treatment=t, epsilon=1e6, delta=1e-6, outcome_bound=12.0, covariate_bound=5.0, propensity_bounds=0.01,
               clip_rows=True, clip_outcomes=True)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
@@ -426,7 +426,7 @@ def test_interval_coverage_reduced():
         warnings.simplefilter('ignore')
         for k in range(200):
             r = pp_ipw(X=X[k], outcome=y[k], treatment=t[k], epsilon=1.0, delta=1e-6, outcome_bound=12.0, covariate_bound=5.0,
-                       clip=0.05, clip_rows=True, clip_outcomes=True, rng=np.random.default_rng(k))
+                       propensity_bounds=0.05, clip_rows=True, clip_outcomes=True, rng=np.random.default_rng(k))
             lo, hi = r.conf_int(); hits.append(lo <= truth['ATE'] <= hi)
     assert abs(np.mean(hits) - 0.95) <= 4 * math.sqrt(0.95 * 0.05 / 200)
 
@@ -452,7 +452,7 @@ def test_audit_of_whole_release():
     split = np.arange(40) < 20
     y0, t0, y1, t1 = y.copy(), t.copy(), y.copy(), t.copy()
     y0[39], t0[39], y1[39], t1[39] = 4.0, 1, -4.0, 0
-    kw = dict(X=X, split=split, **{**BASE, 'epsilon': 1.0, 'clip': 0.5})
+    kw = dict(X=X, split=split, **{**BASE, 'epsilon': 1.0, 'propensity_bounds': 0.5})
     mech = lambda data, noise: pp_ipw(outcome=data[0], treatment=data[1], rng=noise, **kw)
     g0 = pp_ipw(outcome=y0, treatment=t0, rng=np.random.default_rng(0), diagnostics=True, **kw)
     g1 = pp_ipw(outcome=y1, treatment=t1, rng=np.random.default_rng(0), diagnostics=True, **kw)
@@ -592,7 +592,7 @@ def test_in_memory_release_makes_no_copy_of_the_data():
     import tracemalloc
     X, t, y = synth(400_000, 10, seed=3)
     df = pd.DataFrame(X, columns=[f'x{j}' for j in range(10)]).assign(t=t, y=y)
-    kw = dict(outcome='y', treatment='t', epsilon=1.0, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, clip=0.05,
+    kw = dict(outcome='y', treatment='t', epsilon=1.0, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, propensity_bounds=0.05,
               rng=np.random.default_rng(0), diagnostics=True)
     pp_ipw(df, **kw)  # warm-up (imports, caches)
     tracemalloc.start()
@@ -611,7 +611,7 @@ def test_cases_of_input_give_the_same_release():
     from privcausal.data import as_causal_data
     X, t, y = synth()
     df = pd.DataFrame(X, columns=list('abcd')).assign(t=t, y=y)
-    kw = dict(epsilon=1.0, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, clip=0.05, debias=True)
+    kw = dict(epsilon=1.0, delta=1e-6, outcome_bound=4.0, covariate_bound=1.0, propensity_bounds=0.05, debias=True)
     runs = [pp_ipw(df, outcome='y', treatment='t', **kw, rng=np.random.default_rng(1)),
             pp_ipw(as_causal_data(df, outcome='y', treatment='t'), **kw, rng=np.random.default_rng(1)),
             pp_ipw(X=X, outcome=y, treatment=t, **kw, rng=np.random.default_rng(1))]

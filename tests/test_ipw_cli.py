@@ -2,6 +2,7 @@
 import contextlib
 import io
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -125,3 +126,59 @@ def test_per_column_public_scales(csv):
     assert code == 2 and 'not both' in err
     code, out, err = call(base + ['--covariate-scale', 'a=2'])
     assert code == 2 and "['b', 'c']" in err
+
+
+def test_options_are_the_plans_flagged_fields():
+    "Issue 17 item 4: `privcausal ipw`'s settings are generated from IPWPlan's fields (flag, help, Python name); the rest are pp_ipw's and the command's own options."
+    import dataclasses
+    from privcausal.cli import IPW_COMMAND, _ipw_flags, build_parser
+    from privcausal.commands import SHARED
+    from privcausal.ipw import IPWPlan
+    from privcausal.method import field_flag
+    parser = build_parser()._subparsers._group_actions[0].choices['ipw']
+    flagged = {f.name: field_flag(f) for f in dataclasses.fields(IPWPlan)
+               if f.init and f.metadata.get('cli', True) and f.name not in SHARED + ('alpha',)}
+    assert parser.get_default('_plan_fields') == flagged
+    assert {k: _ipw_flags()[k] for k in flagged} == flagged
+    options = {o for a in parser._actions for o in a.option_strings}
+    every = ['--propensity-bound', '--clip', '--outcome-bound', '--covariate-bound', '--covariate-scale', '--covariate-bounds',
+             '--outcome-bounds', '--split-column', '--fit-fraction', '--estimator', '--normalisation', '--debias',
+             '--hessian-share', '--variance-share', '--calibration', '--bounding', '--no-intercept', '--lam', '--clip-outcomes',
+             '--clip-rows', '--dry-run', '--treated-share', '--outcome-sd', '--outcome-mean', '--propensity-sd', '--categorical',
+             '--other', '--n-rows', '--non-private', '--json', '--ledger', '--budget', '--seed', '--dask', '--estimand']
+    assert not set(every) - options, set(every) - options
+    assert {flag for flag, _ in IPW_COMMAND.extra} == {'--clip-outcomes', '--clip-rows', '--split-column', '--covariate-scale'}
+
+
+def test_clip_is_the_older_spelling_of_propensity_bound(csv):
+    runs = [call(['ipw', csv, *BASE, *BOUNDS[:4], flag, '0.1', '--seed', '5', '--json']) for flag in ('--propensity-bound', '--clip')]
+    assert all(code == 0 for code, _, _ in runs), runs
+    assert json.loads(runs[0][1])['estimate'] == json.loads(runs[1][1])['estimate']
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS[:4], '--propensity-bound', '0.1:0.8', '--seed', '5', '--json'])
+    assert code == 0 and json.loads(out)['privacy']['public']['propensity_bounds'] == [0.1, 0.8]   # LO:HI, as the plan takes
+
+
+def test_debias_and_intercept_switches(csv):
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--dry-run', '--json', '--debias', 'on', '--no-intercept'])
+    assert code == 0, err
+    d = json.loads(out)
+    assert d['debias'] is True and d['constant'] is None
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--dry-run', '--debias', 'maybe', '--json'])
+    assert code == 2 and json.loads(err)['flag'] == '--debias'
+
+
+@pytest.mark.parametrize('dask', [False, True])
+def test_json_error_names_the_flag(csv, tmp_path, dask):
+    "Issue 17 item 4: under --json an ipw error is one JSON document {error, flag} naming the flag, exit 2 -- in memory and on Dask."
+    data, extra = csv, []
+    if dask:
+        pytest.importorskip('distributed')
+        data, extra = str(tmp_path / 'd.parquet'), ['--dask', 'local']
+        pd.read_csv(csv).drop(columns='part').to_parquet(data)
+    for flags, flag in ((['--lam', '0'], '--lam'), (['--fit-fraction', '1.5'], '--fit-fraction'),
+                        (['--normalisation', 'arm'], '--normalisation')):
+        code, out, err = call(['ipw', data, *BASE, *BOUNDS, *extra, *flags, '--json'])
+        assert code == 2 and out == '', (code, out, err)
+        doc = json.loads(err)
+        assert set(doc) == {'error', 'flag'} and doc['flag'] == flag and flag in doc['error'], doc
+        assert not re.search(r"(?<![-\w])(fit_fraction|lam|normalisation)\b|estimator='ht'", doc['error']), doc

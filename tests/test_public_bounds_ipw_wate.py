@@ -43,7 +43,7 @@ def _mapped(df):
     return pd.DataFrame(enc.z(df[COVS].to_numpy()), columns=COVS).assign(t=df.t.to_numpy(), y=df.y.to_numpy())
 
 
-IPW = dict(outcome='y', treatment='t', covariates=COVS, epsilon=1.0, delta=1e-6, clip=0.05)
+IPW = dict(outcome='y', treatment='t', covariates=COVS, epsilon=1.0, delta=1e-6, propensity_bounds=0.05)
 
 
 # (a) the same release as the papers' vocabulary where the two say the same thing
@@ -90,7 +90,7 @@ def test_ipw_symmetric_ranges_are_the_papers_bounds():
     t = g.binomial(1, expit(X @ [1.0, -0.5, 0.3]))
     y = np.clip(X[:, 0] + t + g.normal(size=800), -4, 4)
     df = pd.DataFrame(X, columns=['a', 'b', 'c']).assign(t=t, y=y)
-    kw = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'], epsilon=0.7, delta=1e-6, clip=0.05)
+    kw = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'], epsilon=0.7, delta=1e-6, propensity_bounds=0.05)
     new = pp_ipw(df, covariate_bounds={c: (-1, 1) for c in 'abc'}, outcome_bounds=(-4, 4), rng=np.random.default_rng(8), **kw)
     old = pp_ipw(df, covariate_bound=np.sqrt(3), outcome_bound=4.0, rng=np.random.default_rng(8), **kw)
     assert (new.estimate, new.conf_int(), new.sums) == (old.estimate, old.conf_int(), old.sums)
@@ -206,7 +206,7 @@ def test_ipw_neighbours_within_the_planned_sensitivity(estimator, estimand):
     plan = ra.plan
     assert 0 < worst_effect <= plan.effect_sensitivity * (1 + 1e-12), (worst_effect, plan.effect_sensitivity)
     assert 0 < worst_fit <= plan.fit_sensitivity * (1 + 1e-12), (worst_fit, plan.fit_sensitivity)
-    assert plan == plan_ipw(len(df), 3, 1.0, 1e-6, clip=0.05, m=int(split.sum()), covariates=COVS, covariate_bounds=BOUNDS,
+    assert plan == plan_ipw(len(df), 3, 1.0, 1e-6, propensity_bounds=0.05, m=int(split.sum()), covariates=COVS, covariate_bounds=BOUNDS,
                             outcome_bounds=Y_BOUNDS, estimator=estimator, estimand=estimand, debias=False,
                             **({'intercept': False, 'lam': 0.1} if estimator == 'ht' else {}))
 
@@ -264,7 +264,7 @@ def test_both_vocabularies_refused(both, names):
         pp_ipw(df, ledger=ledger, rng=Untouchable(), **both, **rest, **IPW)
     assert all(n in str(err.value) for n in names), str(err.value)
     with pytest.raises(ValueError) as err:
-        plan_ipw(1000, 3, 1.0, 1e-6, clip=0.05, covariates=COVS, **both, **rest)
+        plan_ipw(1000, 3, 1.0, 1e-6, propensity_bounds=0.05, covariates=COVS, **both, **rest)
     assert all(n in str(err.value) for n in names)
     assert len(ledger.entries) == 0
 
@@ -346,7 +346,7 @@ def test_array_mode_covariate_named_like_the_check_columns():
     for names in (['treatment', 'x2'], ['outcome', 'x2']):
         bounds = {names[0]: (-2, 4), 'x2': (10, 1000)}
         for call in (lambda led: pp_ipw(X=X, outcome=y, treatment=t, covariates=names, covariate_bounds=bounds, outcome_bounds=(50, 80),
-                                        clip=0.05, epsilon=1, delta=1e-5, ledger=led, rng=np.random.default_rng(0)),
+                                        propensity_bounds=0.05, epsilon=1, delta=1e-5, ledger=led, rng=np.random.default_rng(0)),
                      lambda led: wate(X=X, outcome=(y > 65).astype(int), treatment=t, covariates=names, covariate_bounds=bounds,
                                       epsilon=1, ledger=led, rng=np.random.default_rng(0), n_partitions=3)):
             led = PrivacyLedger(10, 1e-3)

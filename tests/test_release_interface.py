@@ -25,7 +25,7 @@ def frame():
 def _releases(frame):
     rng = lambda: np.random.default_rng(3)
     common = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'])
-    yield ipw.pp_ipw(frame, **common, epsilon=1.0, delta=1e-6, outcome_bound=1, covariate_bound=2, clip=0.1,
+    yield ipw.pp_ipw(frame, **common, epsilon=1.0, delta=1e-6, outcome_bound=1, covariate_bound=2, propensity_bounds=0.1,
                      rng=rng(), diagnostics=True)
     yield wate.wate(frame, **common, epsilon=1.0, rng=rng(), diagnostics=True)
     yield anm.anm_direction(frame['a'].to_numpy(), frame['b'].to_numpy(), 2, 2, epsilon=1.0, rng=rng(), diagnostics=True)
@@ -87,7 +87,7 @@ def test_saved_release_pvalue(frame, tmp_path):
     "A saved effect release gives the p-value the release gave, from its saved numbers; the others say why not."
     rng = lambda: np.random.default_rng(3)
     ht = ipw.pp_ipw(frame, outcome='y', treatment='t', covariates=['a', 'b', 'c'], epsilon=1.0, delta=1e-6, outcome_bound=1,
-                    covariate_bound=2, clip=0.1, estimator='ht', rng=rng())
+                    covariate_bound=2, propensity_bounds=0.1, estimator='ht', rng=rng())
     checked, biased = [], False
     for rel in [r for r, _ in _releases(frame)] + [ht]:
         d = rel.to_dict()

@@ -38,7 +38,7 @@ def imbalanced(n, reps, seed, estimand):
     g = np.random.default_rng(seed)
     for _ in range(reps):
         X, t, y, truth = imbalanced_design(n, g)
-        yield X, t, y, truth[estimand], dict(outcome_bound=12.0, covariate_bound=5.0, clip=0.02, clip_rows=True, clip_outcomes=True)
+        yield X, t, y, truth[estimand], dict(outcome_bound=12.0, covariate_bound=5.0, propensity_bounds=0.02, clip_rows=True, clip_outcomes=True)
 
 
 def rows(X, y, kw):

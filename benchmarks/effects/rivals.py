@@ -178,7 +178,7 @@ def pp_ipw(X, t, y, decl, epsilon, delta, estimand, rng):
     lo, hi = decl.outcome_bounds
     c, h = (lo + hi) / 2, (hi - lo) / 2
     r = release(X=Z, outcome=np.asarray(y, float) - c, treatment=np.asarray(t), epsilon=epsilon, delta=delta,
-                outcome_bound=h, covariate_bound=math.sqrt(Z.shape[1]), clip=0.02, estimand=estimand,
+                outcome_bound=h, covariate_bound=math.sqrt(Z.shape[1]), propensity_bounds=0.02, estimand=estimand,
                 estimator='hajek', clip_rows=True, clip_outcomes=True, rng=rng)
     a, b = r.conf_int()
     p = r.plan

@@ -4,7 +4,7 @@
 # Y = 1 + 1.0 x1 + 0.8 x2 - 0.6 x3 + 0.5 x4 + 0.7 x5 + 0.5 x6 - 0.4 x7 + 0.3 x8
 #     + T (2 + 1.0 x1 + 0.8 x5) + N(0,1)    -> heterogeneous effect, ATE != ATT
 # truths: population ATE = 2 + 0.4 = 2.4; ATT by 4e6-draw Monte Carlo.
-# release: covariate_bound=5 (clip_rows), outcome_bound=12 (clip_outcomes), clip=0.02, delta=1e-6.
+# release: covariate_bound=5 (clip_rows), outcome_bound=12 (clip_outcomes), propensity_bounds=0.02, delta=1e-6.
 import numpy as np
 from scipy.special import expit
 A = np.array([0.6, -0.5, 0.4, 0.0, 0.6, -0.5, 0.3, 0.0]); A0 = -1.15

@@ -22,16 +22,16 @@ def datasets(design, n, reps, seed, estimand):
         k = min(B, reps - s)
         if design == 'paper':
             X, t, y, tr, C = paper_design(n, rng, reps=k)
-            kw = dict(outcome_bound=C, covariate_bound=1.0, clip=0.05); truth = tr[estimand]
+            kw = dict(outcome_bound=C, covariate_bound=1.0, propensity_bounds=0.05); truth = tr[estimand]
             for j in range(k): yield X[j], t[j], y[j], truth, kw
         elif design == 'mixed':
             X, t, y = mixed_design(n, rng, k)
-            kw = dict(outcome_bound=12.0, covariate_bound=5.0, clip=0.02, clip_rows=True, clip_outcomes=True)
+            kw = dict(outcome_bound=12.0, covariate_bound=5.0, propensity_bounds=0.02, clip_rows=True, clip_outcomes=True)
             for j in range(k): yield X[j], t[j], y[j], MT[estimand], kw
         else:  # IHDP surface B (Hill 2011), fresh response surface per rep; truth = sample mean of mu1-mu0 (ATE) / over treated (ATT)
             if IH is None: IH = ihdp_setup()
             X, t, XB, OFF = IH
-            kw = dict(outcome_bound=50.0, covariate_bound=8.0, clip=0.05, clip_rows=True, clip_outcomes=True)
+            kw = dict(outcome_bound=50.0, covariate_bound=8.0, propensity_bounds=0.05, clip_rows=True, clip_outcomes=True)
             for j in range(k):
                 beta = rng.choice([0, .1, .2, .3, .4], size=XB.shape[1], p=[.6, .1, .1, .1, .1])
                 mu0 = np.exp((XB + OFF) @ beta); mu1 = XB @ beta
