@@ -19,7 +19,7 @@ from privcausal.checks import ESTIMANDS
 from privcausal.method import solve_plan
 from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
                             hajek_from_sums, hajek_sensitivity, hajek_sums, ht_sensitivity, ipw_estimate, ipw_sensitivity,
-                            max_unit_weight, plan_ipw, pp_ipw, random_split, ipw_min_rows, split_column_mask, variance_scale)
+                            max_unit_weight, plan_ipw, pp_ipw, random_split, split_column_mask, variance_scale)
 from privcausal.release import KEYS, NotPrivate, PrivateRelease, load
 from privcausal.theory_ipw import imbalanced_design, paper_design
 
@@ -370,7 +370,7 @@ def test_plan_contract_and_inversion():
     assert d['planned'] is True and {'noise_sd', 'ci_halfwidth'} <= set(d) and json.dumps(d)
     assert p.ci_halfwidth == pytest.approx(1.959964 * math.hypot(p.noise_sd, p.sampling_sd), rel=1e-6)
     a = dict(treated_share=0.24, outcome_sd=2.0)  # the planning assumptions
-    pn = solve_plan(plan_ipw, 0.5, 'n', lo=ipw_min_rows(), d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05, **a)
+    pn = solve_plan(plan_ipw, 0.5, 'n', d=5, epsilon=1.0, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05, **a)
     assert pn.ci_halfwidth <= 0.5 < plan_ipw(pn.n - 1, 5, 1.0, 1e-6, 12.0, 0.05, **a).ci_halfwidth
     pe = solve_plan(plan_ipw, 0.5, 'epsilon', n=4000, d=5, delta=1e-6, outcome_bound=12.0, propensity_bounds=0.05, **a)
     assert pe.ci_halfwidth <= 0.5 and plan_ipw(4000, 5, pe.epsilon * 0.99, 1e-6, 12.0, 0.05, **a).ci_halfwidth > 0.5
