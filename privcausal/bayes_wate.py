@@ -46,8 +46,8 @@ __all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE',
            'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'truncated_estimand', 'simulate_imbalanced',
            'wate_paper_design', 'wate_imbalanced_design', 'resampled_design', 'simulation_study', 'summarise_study']
 
-# %% ../nbs/05_wate.ipynb #395d2f33
-from .checks import (ESTIMANDS, check_choice, check_epsilon, check_estimand,
+# %% ../nbs/05_wate.ipynb #50c2264b
+from .checks import (ESTIMANDS, user_stacklevel, check_choice, check_epsilon, check_estimand,
                                check_fraction, check_int, check_truncation)
 
 # %% ../nbs/05_wate.ipynb #a22acfe4
@@ -994,7 +994,7 @@ class _WATEPlans:
         return PrivacyRecord(self.cost.epsilon, 0.0, WATEResult.privacy_unit, noise.name, noise.is_secure,
                              'laplace (effect and variance of each estimand), exact posterior post-processing', public, caveats)
 
-# %% ../nbs/05_wate.ipynb #4e620827
+# %% ../nbs/05_wate.ipynb #d676137d
 def _partition_statistics_of(cd, M, a, estimands, v_model, gen) -> PartitionStatistics:
     "One keyed random partition drawn from `gen` and its per-partition statistics, where the rows live (only the M results travel)."
     stat = functools.partial(stacked_partition_statistics, truncation=a, estimands=estimands, v_model=v_model, return_truncated=True)
@@ -1015,24 +1015,17 @@ def _private_partitions(cd, M, a, estimands, v_model, on_failure, gen, max_repar
             stats_ = _partition_statistics_of(cd, M, a, estimands, v_model, gen)
         warnings.warn('on_failure="repartition" re-draws the partition while a part fails (< 2 treated or controls, or a non-finite estimate): '
                       'the partition then depends on the data, which the epsilon guarantee does not cover; '
-                      'failed parts left after the last try are filled in', PrivacyLeakWarning, stacklevel=_caller_level())
+                      'failed parts left after the last try are filled in', PrivacyLeakWarning, stacklevel=user_stacklevel())
     return stats_
 
-# %% ../nbs/05_wate.ipynb #3f80b969
-def _caller_level() -> int:
-    "The `stacklevel` of the first frame outside this module and the release runner, seen from the function that calls `warnings.warn`."
-    f, level = sys._getframe(2), 2
-    while f is not None and f.f_globals.get('__name__') in (__name__, run_release.__module__): f, level = f.f_back, level + 1
-    return level
-
-
+# %% ../nbs/05_wate.ipynb #9a39e933
 def _wate_statistics(run: _WATEPlans,  # the public plan
                      rows: dict,  # cd (the rows), frame (the frame they read), diagnostics
                      noise: NoiseSource,  # the release's noise source (its generator draws the partition and the fill-ins)
                     ) -> Sealed:
     "Read the rows: declared ranges (may refuse), partition, per-partition statistics, fill-ins; every estimand's exact $(\\bar\\tau^T, \\bar V^T)$."
     gen = _generator(noise)
-    announce_clip(run.first.clip, _caller_level() + 1)
+    announce_clip(run.first.clip, user_stacklevel() + 1)
     cd = _declared_covariates(rows['cd'], rows['frame'], run.first, run.first.clip)  # may refuse
     M = run.first.n_partitions
     # the pass over the rows (the workers', on a cluster) also checks every row's domain; it may fail: nothing is charged then

@@ -45,8 +45,8 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'ipw_outcome_scale', 'IPWPlan', 'plan_ipw', 'ipw_min_rows', 'Stage', 'IPWRelease', 'IPWDiagnostics',
            'hajek_pvalue', 'pp_ipw']
 
-# %% ../nbs/04_ipw.ipynb #036595ca
-from .checks import (ESTIMANDS, check_binary_treatment, check_bound, check_calibration, check_choice,
+# %% ../nbs/04_ipw.ipynb #58cd3bf2
+from .checks import (ESTIMANDS, user_stacklevel, check_binary_treatment, check_bound, check_calibration, check_choice,
                                check_delta, check_epsilon, check_fraction, check_lam, check_propensity_bounds, check_tol)
 
 # %% ../nbs/04_ipw.ipynb #0fd75a35
@@ -506,7 +506,7 @@ def ipw_outcome_scale(outcome_bounds: tuple,  # the outcome's PUBLIC range (lo, 
     check_choice(estimator, ESTIMATORS, 'estimator')
     return ((lo + hi) / 2, (hi - lo) / 2) if estimator == 'hajek' else (0.0, max(abs(lo), abs(hi)))
 
-# %% ../nbs/04_ipw.ipynb #874dcdbd
+# %% ../nbs/04_ipw.ipynb #b6038c1d
 def _stage_budget(value, overall, name, checker):
     if value is None: return overall
     v = checker(value, name)
@@ -566,7 +566,7 @@ def _check_options(estimator, estimand, normalisation, bounding, variance_share)
             warnings.warn("normalisation='arm' divides by the arm size of the estimation part, which the release then "
                           'PUBLISHES: the guarantee holds only for replacing a record by one with the same treatment, a '
                           'weaker privacy unit than every other release (use the default Hajek estimator for a true ATT/ATC)',
-                          PrivacyLeakWarning, stacklevel=3)
+                          PrivacyLeakWarning, stacklevel=user_stacklevel())
         if bounding == 'trim' and estimand != 'ATE': raise ValueError("bounding='trim' is defined for the ATE only; use 'clip'")
     if variance_share is None: variance_share = 0.1 if estimator == 'hajek' else 0.0
     variance_scale((0.5, 0.5), 'ATE', variance_share)  # validates the share
@@ -1212,7 +1212,7 @@ def _ipw_split(n, data, split, fit_fraction, split_rng, rng, keyed) -> _Split:
     mask.flags.writeable = False
     return _Split(functools.partial(_mask_split, mask=mask), int(mask.sum()))
 
-# %% ../nbs/04_ipw.ipynb #eea2fbf6
+# %% ../nbs/04_ipw.ipynb #b65d8d8c
 def _arm_count_chunk(chunk, index, treatment, select):
     t = check_binary_treatment(chunk[treatment].to_numpy(dtype=float)[select(index, part='estimate')], name='treatment')
     return np.array([len(t), int(t.sum())], dtype=np.int64)
@@ -1232,15 +1232,15 @@ def _arm_size(cd, split, estimator, estimand, normalisation, keyed):
 def _announce_clipping(plan, clip_rows, clip_outcomes):
     "Announce every clipping that was asked for, from the public plan and options alone (the warnings point at `pp_ipw`'s caller)."
     cov, out = bool(plan.covariate_bounds), plan.outcome_bounds is not None
-    announce_clip(cov and clip_rows, 4, 'clip_rows=True with covariate_bounds')
-    announce_clip(out and clip_outcomes, 4, 'clip_outcomes=True with outcome_bounds')
+    announce_clip(cov and clip_rows, user_stacklevel() + 1, 'clip_rows=True with covariate_bounds')
+    announce_clip(out and clip_outcomes, user_stacklevel() + 1, 'clip_outcomes=True with outcome_bounds')
     R, C = plan.covariate_bound, plan.outcome_bound
     if clip_rows and not cov:
         warnings.warn(f'pp_ipw: covariate rows with L2 norm > covariate_bound={R:g} are projected onto that sphere '
-                      '(clip_rows requested); how many is reported only in the NOT PRIVATE diagnostics', stacklevel=3)
+                      '(clip_rows requested); how many is reported only in the NOT PRIVATE diagnostics', stacklevel=user_stacklevel())
     if clip_outcomes and not out:
         warnings.warn(f'pp_ipw: outcomes beyond outcome_bound={C:g} are clipped to [-{C:g}, {C:g}] (clip_outcomes '
-                      'requested); how many is reported only in the NOT PRIVATE diagnostics', stacklevel=3)
+                      'requested); how many is reported only in the NOT PRIVATE diagnostics', stacklevel=user_stacklevel())
 
 # %% ../nbs/04_ipw.ipynb #3cc84c79
 @dataclasses.dataclass(frozen=True, eq=False)

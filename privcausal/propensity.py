@@ -31,8 +31,8 @@ __all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'augment_constant', 'e
            'erm_sensitivity', 'gaussian_sigma', 'typical_curvature', 'lam_tradeoff', 'default_lam',
            'PrivatePropensityModel', 'WeightsPlan', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #09837951
-from .checks import (CALIBRATIONS, as_float_matrix, check_binary_treatment, check_calibration, check_constant,
+# %% ../nbs/03_propensity.ipynb #2009abee
+from .checks import (CALIBRATIONS, user_stacklevel, as_float_matrix, check_binary_treatment, check_calibration, check_constant,
                                check_delta, check_epsilon, check_finite, check_fraction, check_lam, check_numeric_dtype,
                                check_positive, check_tol, check_unit_ball, project_to_unit_ball, row_norms)
 
@@ -400,7 +400,7 @@ def _propensity_rows(X, treatment, covariates, n) -> tuple:  # (`CausalRows`, th
     name = _free_name('treatment', list(X.columns))
     return causal_rows(X.assign(**{name: t}), outcome=None, treatment=name, covariates=list(X.columns), n=n), tuple(covariates)
 
-# %% ../nbs/03_propensity.ipynb #e99e1469
+# %% ../nbs/03_propensity.ipynb #104446ee
 @renamed(n_rows='n')
 def private_propensity(X,  # m x d covariates divided by a PUBLIC bound so that rows lie in the unit ball, or a (pandas or Dask) DataFrame of them and the treatment
                        treatment,  # length-m 0/1 treatment; with a frame holding it, the name of its treatment column
@@ -426,7 +426,7 @@ def private_propensity(X,  # m x d covariates divided by a PUBLIC bound so that 
     if rows.n == 0: raise ValueError('X: the fitting part has no rows')
     if clip_rows:
         warnings.warn('X: rows with L2 norm > 1 are projected onto the unit sphere (clip requested); how many is '
-                      'reported only in the NOT PRIVATE diagnostics', stacklevel=3)  # at the caller's line (`renamed` wraps)
+                      'reported only in the NOT PRIVATE diagnostics', stacklevel=user_stacklevel())  # at the user's line
     lam = default_lam(rows.n, rows.d, epsilon, delta, calibration, constant=constant) if lam is None else check_lam(lam)
     plan = WeightsPlan(n=rows.n, d=rows.d, lam=lam, tol=tol, epsilon=epsilon, delta=delta, calibration=calibration,
                        constant=constant, covariate_bound=R, covariates=tuple(names))  # an unusable scale fails here
