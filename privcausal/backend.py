@@ -97,7 +97,7 @@ def keyed_permutation(row_index,  # global row positions in [0, n), any shape
         walk = walk[z >= n]
     return y.astype(np.int64).reshape(x.shape)
 
-# %% ../nbs/02b_backend.ipynb #11a0c7da
+# %% ../nbs/02b_backend.ipynb #a798feab
 SPLIT_PARTS = ('fit', 'estimate')
 
 
@@ -114,16 +114,17 @@ def split_mask(row_index,  # global row positions in [0, n)
     if part not in SPLIT_PARTS: raise ValueError(f"part must be 'fit' or 'estimate', got {part!r}")
     key, i = permutation_key(key), np.asarray(row_index)
     if i.ndim == 1 and i.size > 1 and i.dtype.kind in 'iu' and i[-1] - i[0] == i.size - 1 and (np.diff(i) == 1).all():
-        # a worker's chunk is a range of rows, and Newton's passes ask for the same range again: remember it
-        return _range_split(n, m, key, part, int(i[0]), int(i[-1]) + 1).copy()
+        # a worker's chunk is a range of rows, and Newton's passes (and the estimation part's) ask for the same range again: remember it
+        fit = _range_split(n, m, key, int(i[0]), int(i[-1]) + 1)
+        return fit.copy() if part == 'fit' else ~fit
     fit = keyed_permutation(i, n, key) < m
     return fit if part == 'fit' else ~fit
 
 
 @functools.lru_cache(maxsize=128)  # a bit per row of the chunks a process has seen (a byte in numpy): small
-def _range_split(n, m, key, part, start, stop):
-    fit = keyed_permutation(np.arange(start, stop), n, key) < m
-    return fit if part == 'fit' else ~fit
+def _range_split(n, m, key, start, stop):
+    "The fitting part's mask of rows start..stop-1, for both parts (the estimation part is its complement: one permutation per range)."
+    return keyed_permutation(np.arange(start, stop), n, key) < m
 
 
 def partition_labels(row_index,  # global row positions in [0, n)
