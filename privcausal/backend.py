@@ -97,7 +97,7 @@ def keyed_permutation(row_index,  # global row positions in [0, n), any shape
         walk = walk[z >= n]
     return y.astype(np.int64).reshape(x.shape)
 
-# %% ../nbs/02b_backend.ipynb #11a0c7da
+# %% ../nbs/02b_backend.ipynb #a798feab
 SPLIT_PARTS = ('fit', 'estimate')
 
 
@@ -114,16 +114,17 @@ def split_mask(row_index,  # global row positions in [0, n)
     if part not in SPLIT_PARTS: raise ValueError(f"part must be 'fit' or 'estimate', got {part!r}")
     key, i = permutation_key(key), np.asarray(row_index)
     if i.ndim == 1 and i.size > 1 and i.dtype.kind in 'iu' and i[-1] - i[0] == i.size - 1 and (np.diff(i) == 1).all():
-        # a worker's chunk is a range of rows, and Newton's passes ask for the same range again: remember it
-        return _range_split(n, m, key, part, int(i[0]), int(i[-1]) + 1).copy()
+        # a worker's chunk is a range of rows, and Newton's passes (and the estimation part's) ask for the same range again: remember it
+        fit = _range_split(n, m, key, int(i[0]), int(i[-1]) + 1)
+        return fit.copy() if part == 'fit' else ~fit
     fit = keyed_permutation(i, n, key) < m
     return fit if part == 'fit' else ~fit
 
 
 @functools.lru_cache(maxsize=128)  # a bit per row of the chunks a process has seen (a byte in numpy): small
-def _range_split(n, m, key, part, start, stop):
-    fit = keyed_permutation(np.arange(start, stop), n, key) < m
-    return fit if part == 'fit' else ~fit
+def _range_split(n, m, key, start, stop):
+    "The fitting part's mask of rows start..stop-1, for both parts (the estimation part is its complement: one permutation per range)."
+    return keyed_permutation(np.arange(start, stop), n, key) < m
 
 
 def partition_labels(row_index,  # global row positions in [0, n)
@@ -316,7 +317,7 @@ def _shuffled_apply(part, fn, columns):
     ids, counts = np.unique(labels, return_counts=True)
     return ids, fn(part[columns].to_numpy(dtype=float)[order], np.concatenate([[0], np.cumsum(counts)]))
 
-# %% ../nbs/02b_backend.ipynb #9f513522
+# %% ../nbs/02b_backend.ipynb #613e5869
 _IN_MEMORY_LEAVES = ('FromGraph', 'FromPandas', 'FromArray')  # Dask expressions whose partitions are in memory already
 
 
@@ -337,19 +338,18 @@ def _distributed_client():
 
 
 def _float_block(chunk, columns):
-    "A partition's columns as one read-only float64 array: what `chunk[columns].to_numpy(dtype=float)` gives at every pass (the same values in the same memory order, so `fn` computes the same bits), made once."
-    block = chunk[columns].to_numpy(dtype=float)  # a view, without a copy, when the columns are one float64 block already
-    block.flags.writeable = False
-    return block
+    "A partition's columns as float64 columns, made once and kept on its worker: its float64 columns as they are (a selection, which shares their memory: no copy), its integer and bool columns converted (what `to_numpy(dtype=float)` would give at every pass)."
+    frame = chunk[columns]
+    convert = {c: float for c, t in frame.dtypes.items() if t != np.float64}
+    return frame.astype(convert) if convert else frame
 
 
-def _blocks_apply(fn, blocks, starts, columns, take, groups):
-    "One worker's share of a pass: `fn(chunk, index)` on each of its blocks (`take`: the asked columns of the block); the results of each group of blocks (positions in `blocks`) summed in order."
+def _blocks_apply(fn, blocks, starts, columns, groups):
+    "One worker's share of a pass: `fn(chunk, index)` on each of its blocks (the asked columns of it, selected without a copy); the results of each group of blocks (positions in `blocks`) summed in order."
     out = []
     for block, start in zip(blocks, starts):
-        values = block if take is None else (block[:, take] if isinstance(take, slice) else block.T[take].T)  # column-major, as `to_numpy` gives
-        index = np.arange(start, start + len(values))
-        out.append(fn(pd.DataFrame(values, columns=columns, index=pd.RangeIndex(start, start + len(values)), copy=False), index))
+        chunk = block if block.columns.tolist() == columns else block[columns]
+        out.append(fn(chunk, np.arange(start, start + len(chunk))))
     return [out[g[0]] if len(g) == 1 else _sum_trees(*(out[j] for j in g)) for g in groups]
 
 
@@ -361,21 +361,29 @@ def _tree_sum(results, fan_in):
     return level[0]
 
 
-def _columns_in(have: tuple, want: tuple):
-    "How to read the columns `want` from a block of the columns `have`: None (all, in order), a slice (a contiguous run: a view), an index array (a copy per pass), or False (not all there)."
-    if not set(want) <= set(have): return False
-    pos = [have.index(c) for c in want]
-    if pos == list(range(len(have))): return None
-    if pos == list(range(pos[0], pos[0] + len(pos))): return slice(pos[0], pos[0] + len(pos))
-    return np.array(pos, dtype=np.int64)
+def _columns_in(have: tuple, want: tuple) -> bool:
+    "Can a pass that asks for the columns `want` read them from blocks of the columns `have`?"
+    return set(want) <= set(have)
 
-# %% ../nbs/02b_backend.ipynb #7097d8c9
+
+def _lost(futures) -> bool:
+    "Has the scheduler forgotten some of these futures (cancelled: the cluster restarted)? A block lost with its worker is not: the scheduler makes it again from its partition."
+    return any(f.status == 'cancelled' for f in futures)
+
+
+def _blocks_gone() -> RuntimeError:
+    "The error of a pass whose blocks are gone for good: their futures cancelled, and the frame's partitions with them."
+    return RuntimeError('DaskRows: the blocks of these rows kept on the workers are gone and could not be made again from '
+                        "the frame's partitions (the cluster restarted, or the frame's persisted data were released): "
+                        'persist the frame again and pass the new frame')
+
+# %% ../nbs/02b_backend.ipynb #3a80c315
 class DaskRows(Rows):
-    "Rows of a Dask DataFrame: every operation is a task graph run by the current scheduler (a `Client` if one is active); rows already in memory are kept as float blocks on the workers between passes."
+    "Rows of a Dask DataFrame: every operation is a task graph run by the current scheduler (a `Client` if one is active); rows already in memory are kept as blocks of float columns on the workers between passes."
     backend = 'dask'
     fan_in = 8  # partial sums added per reduction task
     max_direct_partitions = 8  # beyond this many partitions, group_map uses Dask's peer-to-peer shuffle
-    cache_blocks = 'auto'  # keep each partition's float block on its worker: 'auto' (rows already in memory), True, False
+    cache_blocks = 'auto'  # keep each partition's block of float columns on its worker: 'auto' (rows already in memory), True, False
 
     def __init__(self,
                  frame,  # a dask.dataframe.DataFrame (persist it first if it will be read many times)
@@ -388,26 +396,28 @@ class DaskRows(Rows):
         self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
         self.n = int(self.lengths.sum())
         self._in_memory = _in_memory(frame)
-        self._blocks = {}  # columns (tuple) -> (client, futures of the partitions' float blocks, on their workers)
+        self._blocks = {}  # columns (tuple) -> (client, futures of the partitions' blocks, on their workers)
 
     def _cached(self, cols):
-        "(client, block futures, which of their columns) for `cols`, the blocks made by the first pass that asks; None: no caching here."
+        "(client, futures of blocks holding `cols`), the blocks made by the first pass that asks (and again if the scheduler forgot them); None: no caching here."
         policy = self.cache_blocks
         if not (policy is True or (policy == 'auto' and self._in_memory)): return None
         if not all(isinstance(self.dtypes[c], np.dtype) and self.dtypes[c].kind in 'biuf' for c in cols): return None  # numpy dtypes only
         client = _distributed_client()
         if client is None: return None
         want = tuple(cols)
+        self._blocks = {have: v for have, v in self._blocks.items() if not _lost(v[1])}  # forgotten: made again below if asked
         for have, (owner, futures) in self._blocks.items():
-            take = _columns_in(have, want) if owner is client else False
-            if take is not False: return client, futures, take
+            if owner is client and _columns_in(have, want): return client, futures
         import dask
+        from concurrent.futures import CancelledError
         from distributed import wait
         futures = client.compute([dask.delayed(_float_block)(p, list(cols)) for p in self._parts])  # each where its partition is
-        wait(futures)  # placed, so that each pass can go to the worker that holds them (errors surface in the pass)
-        self._blocks = {have: v for have, v in self._blocks.items() if _columns_in(want, have) is False}  # drop those it contains
+        try: wait(futures)  # placed, so that each pass can go to the worker that holds them (errors surface in the pass)
+        except CancelledError: raise _blocks_gone() from None
+        self._blocks = {have: v for have, v in self._blocks.items() if not _columns_in(want, have)}  # drop those it contains
         self._blocks[want] = (client, futures)
-        return client, futures, None
+        return client, futures
 
     def map_reduce(self, fn, columns=None):
         "`fn(chunk, index)` on every partition where it lives; partial sums added in a tree (on the workers, or on the driver from one result per worker when the blocks are kept)."
@@ -421,10 +431,11 @@ class DaskRows(Rows):
             level = [dask.delayed(_sum_trees)(*level[i:i + self.fan_in]) for i in range(0, len(level), self.fan_in)]
         return dask.compute(level[0])[0]
 
-    def _map_reduce_blocks(self, fn, cols, client, futures, take):
+    def _map_reduce_blocks(self, fn, cols, client, futures):
         "One task per worker over the blocks it holds, which also adds the groups of the tree's first level that it holds whole; the rest of the tree on the driver, in its order."
+        from concurrent.futures import CancelledError
         where, F = client.who_has(futures), self.fan_in
-        owner = [min(where.get(f.key) or [''], key=str) for f in futures]  # '': lost, recomputed wherever the task runs
+        owner = [min(where.get(f.key) or [''], key=str) for f in futures]  # '': lost with its worker, made again where the task runs
         work = {}  # worker -> [(level, position in that level, partitions summed)]
         for g in range(0, len(futures), F):
             members = list(range(g, min(g + F, len(futures))))
@@ -435,11 +446,13 @@ class DaskRows(Rows):
         for w, items in work.items():
             idx = sorted({i for _, _, ms in items for i in ms})
             local = {i: j for j, i in enumerate(idx)}
-            tasks.append(client.submit(_blocks_apply, fn, [futures[i] for i in idx], [int(self.starts[i]) for i in idx], cols, take,
+            tasks.append(client.submit(_blocks_apply, fn, [futures[i] for i in idx], [int(self.starts[i]) for i in idx], cols,
                                        [[local[i] for i in ms] for _, _, ms in items], workers=[w] if w else None,
-                                       allow_other_workers=True, pure=False))
+                                       allow_other_workers=bool(w), pure=False))
+        try: done = client.gather(tasks)
+        except CancelledError: raise _blocks_gone() from None  # the cluster restarted during the pass
         first, parts = [None] * -(-len(futures) // F), {}
-        for items, out in zip(work.values(), client.gather(tasks)):
+        for items, out in zip(work.values(), done):
             for (level, pos, _), r in zip(items, out):
                 if level: first[pos] = r
                 else: parts[pos] = r

@@ -1,5 +1,7 @@
-"""Issue 17, item 7 (speed): Dask rows already in memory are converted to float blocks once and kept on the workers, a
-pass is one task per worker, and the sums are those of one task per partition; rows read from storage are not kept. And benchmarks/speed.py runs in its smoke mode.
+"""Issue 17, item 7 (speed): Dask rows already in memory are kept on the workers as float columns (float64 columns not
+copied, others converted once), a pass is one task per worker, and the sums are those of one task per partition; rows
+read from storage are not kept; blocks lost with a worker are made again, and blocks gone for good (the cluster
+restarted) give a clear error. And benchmarks/speed.py runs in its smoke mode.
 """
 import functools
 import gc
@@ -12,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from privcausal.backend import DaskRows, as_rows, fit_logistic_rows, split_mask
+from privcausal.backend import DaskRows, _float_block, as_rows, fit_logistic_rows, split_mask
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,8 +54,8 @@ def test_in_memory_rows_are_cached_and_give_the_same_sums(client):
         for k in ref: np.testing.assert_allclose(got[k], ref[k], rtol=1e-13)  # the same tree of sums (a BLAS product may round differently)
         mem = as_rows(pdf).map_reduce(_moments, cols)
         for k in ref: np.testing.assert_allclose(got[k], mem[k], rtol=1e-12)
-    # the first pass made one block per partition (the five columns); the others read from it (views or column picks),
-    # except the bool column, which needed a block of its own (it was not among the first five)
+    # the first pass made one block per partition (the five columns); the others select from it (no copy), except the
+    # bool column's pass, which needed a block of its own (it was not among the first five)
     assert list(cached._blocks) == [('a', 'b', 'c', 't', 'y'), ('flag', 'a')]
     # an estimator on the cached rows: the same fit as in memory
     select = functools.partial(split_mask, n=len(pdf), m=1200, key=5)
@@ -68,6 +70,18 @@ def test_in_memory_rows_are_cached_and_give_the_same_sums(client):
         if _blocks_on_scheduler(client) == 0: break
         import time; time.sleep(0.1)
     assert _blocks_on_scheduler(client) == 0
+
+
+def test_float64_columns_are_kept_without_a_copy():
+    "A block shares the memory of its partition's float64 columns (pandas >= 3, copy-on-write: no second copy of the data on the workers); other columns are converted once."
+    pdf = _frame(600)
+    block = _float_block(pdf, ['a', 'b', 't', 'flag'])
+    assert block.columns.tolist() == ['a', 'b', 't', 'flag'] and block.dtypes.tolist() == [np.float64] * 4
+    np.testing.assert_array_equal(block.to_numpy(), pdf[['a', 'b', 't', 'flag']].to_numpy(dtype=float))
+    if int(pd.__version__.split('.')[0]) >= 3:
+        assert np.shares_memory(block['a'].to_numpy(), pdf['a'].to_numpy())
+        block.loc[0, 'a'] = 99.0  # copy-on-write: the partition never changes through its block
+        assert pdf.loc[0, 'a'] != 99.0
 
 
 def test_a_superset_block_replaces_its_subsets(client):
@@ -118,6 +132,34 @@ def test_an_error_on_a_worker_reaches_the_driver(client):
     with pytest.raises(ValueError, match='refused on a worker'):
         rows.map_reduce(fails, ['y'])
     assert rows.map_reduce(lambda chunk, index: np.array([len(chunk)]), ['y'])[0] == 1000  # still usable
+
+
+def test_a_block_without_a_known_holder_is_still_read(client, monkeypatch):
+    "The scheduler knows no holder of a block (lost with its worker, not yet made again): the pass's task goes to any worker, which waits for it (this failed with Dask's 'Only use allow_other_workers= if using workers=')."
+    rows = as_rows(dd.from_pandas(_frame(800), npartitions=4).persist())
+    ref = rows.map_reduce(_moments, ['a', 'y'])
+    monkeypatch.setattr(type(client), 'who_has', lambda self, futures=None, **kw: {})
+    got = rows.map_reduce(_moments, ['a', 'y'])
+    for k in ref: np.testing.assert_array_equal(got[k], ref[k])
+
+
+def test_blocks_lost_with_a_worker_are_made_again_and_blocks_gone_for_good_say_so():
+    "A worker restarted: the scheduler makes its blocks again from their partitions (the same sums). The cluster restarted: a frame made from pandas is converted again; a persisted frame's data are gone with the blocks, and the pass says what to do."
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        frames = {'persisted': _frame(1200, seed=1), 'from_pandas': _frame(1200, seed=2)}  # other data: other Dask keys
+        rows = {'persisted': as_rows(dd.from_pandas(frames['persisted'], npartitions=6).persist()),
+                'from_pandas': as_rows(dd.from_pandas(frames['from_pandas'], npartitions=6))}
+        def same(which):
+            got, ref = rows[which].map_reduce(_moments, ['a', 't']), as_rows(frames[which]).map_reduce(_moments, ['a', 't'])
+            for k in ref: np.testing.assert_allclose(got[k], ref[k], rtol=1e-12)
+        for which in rows: same(which)
+        client.restart_workers([next(iter(client.scheduler_info()['workers']))])
+        for which in rows: same(which)
+        client.restart()
+        same('from_pandas')
+        with pytest.raises(RuntimeError, match='blocks of these rows kept on the workers are gone.*persist the frame again'):
+            rows['persisted'].map_reduce(_moments, ['a', 't'])
 
 
 def _where(chunk, index):
