@@ -667,7 +667,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #6b8666b9
+# %% ../nbs/09_cli.ipynb #98930eb3
 from .commands import EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -705,9 +705,11 @@ def _effect_inputs(args):
 
 def _effect_frame(args, covariates):
     "The data as the entry point reads it: dummy-coded covariates with the treatment and outcome columns."
-    if args.dask:
-        ddf = _dask_frame(args)
-        return ddf, covariates, _dask_n(args, ddf)
+    if args.dask:  # read by the workers: columns checked from metadata, values by the estimator's passes
+        _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
+        ddf, names = _dask_frame(args) if covariates else (read_table_dask(args.data), [])
+        _columns_exist(ddf, treatment=args.treatment, outcome=args.outcome)
+        return ddf, names, _dask_n(args, ddf)
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     X, names = _covariate_design(args, df) if covariates else (pd.DataFrame(index=df.index), [])
@@ -731,12 +733,18 @@ def _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, optio
 
 
 def _effect_body(spec, args):
-    entry, planner = spec.functions()
+    "An effect command: the settings from the flags, then (on the Dask cluster --dask names) a dry run's plan or the release."
     options = plan_options(args, args._plan_fields)
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
+        return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)
+
+
+def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger):
+    entry, planner = spec.functions()
     frame, names, n = _effect_frame(args, covariates)
     if args.dry_run: return _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger)
     kw = dict(outcome=args.outcome, treatment=args.treatment, outcome_bounds=outcome_bounds, epsilon=args.epsilon,
