@@ -360,7 +360,7 @@ def renamed(**names,  # old keyword -> the new name of the same argument
         return call
     return wrap
 
-# %% ../nbs/01c_method.ipynb #c22b37ea
+# %% ../nbs/01c_method.ipynb #79c89787
 def solve_plan(plan_fn: Callable,  # a planner: `plan_fn(n=..., epsilon=..., **public) -> Plan`
                target_halfwidth: float,  # the wanted half-width of the $1-\alpha$ interval
                solve_for: str = 'n',  # 'n' (rows) or 'epsilon'
@@ -386,7 +386,8 @@ def solve_plan(plan_fn: Callable,  # a planner: `plan_fn(n=..., epsilon=..., **p
         hi, capped = (min(hi, cap), ' (the largest epsilon it can plan)') if (hi := hi or 1e3) > cap else (hi, '')
         top = at(hi)
     if not meets(top):
-        raise ValueError(f'target_halfwidth {target_halfwidth:g} is not reached even at {solve_for}={hi:g}{capped} '
+        at_hi = f'{hi!r}' if capped and f'{hi:g}' != repr(hi) else f'{hi:g}'  # a cap just below 1 is not printed as 1
+        raise ValueError(f'target_halfwidth {target_halfwidth:g} is not reached even at {solve_for}={at_hi}{capped} '
                          f'(half-width {top.ci_halfwidth:.4g}); the sampling error or a bias bound limits it')
     if meets(first): return first
     while (hi - lo > 1) if is_n else (hi / lo >= 1 + 1e-6):  # at(lo) misses the target, at(hi) reaches it
