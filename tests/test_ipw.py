@@ -290,6 +290,26 @@ def test_bad_input(change, msg):
     assert ledger.entries == ()
 
 
+def _bad_arrays(X, t, y):
+    "Arrays holding out-of-domain values, one kind each (the last row's)."
+    last = np.arange(len(t)) == len(t) - 1
+    return {'X nan': (np.where(last[:, None], np.nan, X), t, y), 'X inf': (np.where(last[:, None], np.inf, X), t, y),
+            't = 2': (X, np.where(last, 2, t), y), 't nan': (X, np.where(last, np.nan, t), y),
+            'y nan': (X, t, np.where(last, np.nan, y))}
+
+
+@pytest.mark.parametrize('case', ['X nan', 'X inf', 't = 2', 't nan', 'y nan'])
+def test_arrays_values_after_the_ledger(case):
+    "Arrays, like a frame, are checked from metadata before the ledger: an unaffordable ledger refuses first; an affordable one sees the value refusal and spends nothing."
+    X, t, y = _bad_arrays(*synth())[case]
+    poor = PrivacyLedger(0.01, 1e-9)
+    with pytest.raises(BudgetExceededError): pp_ipw(X=X, outcome=y, treatment=t, **BASE, rng=Untouchable(), ledger=poor)
+    rich = PrivacyLedger(10, 0.1)
+    with pytest.raises(ValueError, match='NaN/inf|binary'):
+        pp_ipw(X=X, outcome=y, treatment=t, **BASE, rng=np.random.default_rng(0), ledger=rich)
+    assert poor.entries == () and rich.entries == ()
+
+
 def test_bad_data():
     X, t, y = synth()
     kw = {**BASE, 'rng': Untouchable()}
