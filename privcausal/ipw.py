@@ -507,7 +507,7 @@ def ipw_outcome_scale(outcome_bounds: tuple,  # the outcome's PUBLIC range (lo, 
     check_choice(estimator, ESTIMATORS, 'estimator')
     return ((lo + hi) / 2, (hi - lo) / 2) if estimator == 'hajek' else (0.0, max(abs(lo), abs(hi)))
 
-# %% ../nbs/04_ipw.ipynb #b6038c1d
+# %% ../nbs/04_ipw.ipynb #e5f48d1f
 def _stage_budget(value, overall, name, checker):
     if value is None: return overall
     v = checker(value, name)
@@ -563,15 +563,19 @@ def _check_options(estimator, estimand, normalisation, bounding, variance_share)
         if normalisation is None: normalisation = 'n'  # the paper's 1/n: the privacy unit of every other release
         check_choice(normalisation, NORMALISATIONS, 'normalisation')
         if normalisation == 'arm' and estimand == 'ATE': raise ValueError("normalisation='arm' applies to ATT and ATC")
-        if normalisation == 'arm':  # an option, never a default: it changes the privacy unit and publishes a count
-            warnings.warn("normalisation='arm' divides by the arm size of the estimation part, which the release then "
-                          'PUBLISHES: the guarantee holds only for replacing a record by one with the same treatment, a '
-                          'weaker privacy unit than every other release (use the default Hajek estimator for a true ATT/ATC)',
-                          PrivacyLeakWarning, stacklevel=user_stacklevel())
         if bounding == 'trim' and estimand != 'ATE': raise ValueError("bounding='trim' is defined for the ATE only; use 'clip'")
     if variance_share is None: variance_share = 0.1 if estimator == 'hajek' else 0.0
     variance_scale((0.5, 0.5), 'ATE', variance_share)  # validates the share
     return normalisation, float(variance_share)
+
+
+def _announce_unit(plan):
+    "Announce, once per call of `pp_ipw` or `plan_ipw` (not per plan made), the weaker privacy unit of normalisation='arm': an option, never a default, that changes the privacy unit and publishes a count."
+    if plan.normalisation == 'arm':
+        warnings.warn("normalisation='arm' divides by the arm size of the estimation part, which the release then "
+                      'PUBLISHES: the guarantee holds only for replacing a record by one with the same treatment, a '
+                      'weaker privacy unit than every other release (use the default Hajek estimator for a true ATT/ATC)',
+                      PrivacyLeakWarning, stacklevel=user_stacklevel())
 
 
 def _target(estimator, estimand, normalisation):
@@ -849,7 +853,7 @@ def _part_sizes(n, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #4aaa89c4
+# %% ../nbs/04_ipw.ipynb #c225b8a4
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -920,8 +924,10 @@ def plan_ipw(n: int,  # $N$, rows of the data set (public)
              **options,  # any other public field of `IPWPlan` (its table below)
             ) -> IPWPlan:
     "Plan a PP-IPW release from public inputs: lambda, sensitivities, noise scales, cost, expected noise sd and interval half-width."
-    return IPWPlan(n=n, d=d, epsilon=epsilon, delta=delta, outcome_bound=outcome_bound, propensity_bounds=propensity_bounds,
+    plan = IPWPlan(n=n, d=d, epsilon=epsilon, delta=delta, outcome_bound=outcome_bound, propensity_bounds=propensity_bounds,
                    estimand=estimand, fit_fraction=fit_fraction, lam=lam, **options)
+    _announce_unit(plan)
+    return plan
 
 # %% ../nbs/04_ipw.ipynb #bb9c7b0e
 def ipw_min_rows(fit_fraction: float = 0.5,  # $m/N$ of a random split
@@ -1496,7 +1502,7 @@ def _spell_out_options(fn, plan_class, explicit):
     fn.__delwrap__ = plan_class  # docments reads the options' documentation from the plan's fields (`privcausal.method` finds a notebook cell's)
     return tuple(names)
 
-# %% ../nbs/04_ipw.ipynb #5fea6c14
+# %% ../nbs/04_ipw.ipynb #37c8a1cc
 @renamed(clip='propensity_bounds', n_rows='n')
 def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `outcome`, `treatment` column names) or a `CausalData`
            *,
@@ -1528,6 +1534,7 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
     parts = _ipw_split(cd.n, data, split, fit_fraction, split_rng, rng, keyed)
     plan = _release_plan(cd, parts, keyed, epsilon=epsilon, delta=delta, propensity_bounds=propensity_bounds, fit_fraction=fit_fraction,
                          **{**options, 'covariate_bound': R})
+    _announce_unit(plan)  # once per call, though the plan may be made twice (`_release_plan`)
     _announce_clipping(plan, clip_rows, clip_outcomes)
     inputs = _Inputs(cd, parts, clip_rows, clip_outcomes, bool(diagnostics))
     return run_release(plan, inputs, statistics=_ipw_statistics, release=_ipw_release, ledger=ledger, rng=noise,

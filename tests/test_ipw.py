@@ -14,7 +14,7 @@ from scipy.special import expit
 from statsmodels.treatment.treatment_effects import ate_ipw
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
-from privcausal.mechanisms import NoiseSource, audit
+from privcausal.mechanisms import NoiseSource, PrivacyLeakWarning, audit
 from privcausal.checks import ESTIMANDS
 from privcausal.method import solve_plan
 from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
@@ -637,3 +637,16 @@ def test_cases_of_input_give_the_same_release():
             pp_ipw(X=X, outcome=y, treatment=t, **kw, rng=np.random.default_rng(1))]
     for r in runs[1:]:
         assert r.estimate == runs[0].estimate and r.sums == runs[0].sums
+
+
+def test_arm_normalisation_announced_once_per_call():
+    "The PrivacyLeakWarning of normalisation='arm' comes once per pp_ipw or plan_ipw call (the release makes its plan twice), pointing at the caller."
+    X, t, y = synth()
+    arm = dict(estimator='ht', estimand='ATT', normalisation='arm')
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter('always')
+        pp_ipw(X=X, outcome=y, treatment=t, **BASE, **arm, rng=np.random.default_rng(0))
+        plan_ipw(600, 4, 0.5, 1e-6, 4.0, 0.05, **arm)
+        plan_ipw(600, 4, 0.5, 1e-6, 4.0, 0.05, estimator='ht', estimand='ATT')  # the default unit: no warning
+    leaks = [w for w in seen if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 2 and all("normalisation='arm'" in str(w.message) and w.filename == __file__ for w in leaks)
