@@ -84,8 +84,17 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #0b605f2b
+# %% ../nbs/15_effect.ipynb #6f8877c2
 _RUN = {'gformula': gformula, 'aipw': aipw}
+
+
+def _check_clip(options: dict) -> None:
+    "effect's `clip` clips VALUES outside their declared public bounds, for every method: True or False, never a number (PP-IPW's former `clip=omega` is `propensity_bounds`)."
+    clip = options.get('clip', False)
+    if not isinstance(clip, (bool, np.bool_)):
+        raise TypeError(f"effect: clip must be True or False (it clips values outside their declared public bounds), got "
+                        f"{clip!r}; to bound the propensity scores of method='ipw', pass propensity_bounds (e.g. "
+                        f"propensity_bounds=0.05 for [0.05, 0.95])")
 
 
 def _named_paper_method(method, data, *, outcome, treatment, covariates, covariate_bounds, outcome_bounds, epsilon, delta,
@@ -96,8 +105,8 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     from privcausal.bayes_wate import WATEPlan, wate
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
-    if method == 'ipw':  # `clip` (values outside their bounds) is PP-IPW's clip_rows and clip_outcomes (the paper's names)
-        clip_values = bool(options.pop('clip', False))
+    if method == 'ipw':  # `clip` (values outside their bounds, a bool: `_check_clip`) is PP-IPW's clip_rows and clip_outcomes
+        clip_values = options.pop('clip', False)
         options.update(propensity_bounds=options.get('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values,
                        clip_outcomes=clip_values)
     accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
@@ -107,7 +116,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if outcome_type != 'binary': raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")
     return wate(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #4fa6a6f3
+# %% ../nbs/15_effect.ipynb #8da4b191
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -133,6 +142,7 @@ def effect(data,  # a pandas or Dask DataFrame
     check_choice(outcome_type, ('continuous', 'binary'), 'outcome_type')
     outcome_bounds = check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
     covariates = (covariates,) if isinstance(covariates, str) else tuple(covariates or ())
+    _check_clip(options)  # a bool, whatever the method (a number here was once PP-IPW's propensity bound)
     rows = as_rows(data, columns=[treatment], n=n).n  # the public number of rows (a Dask frame: from its partitions' lengths)
     if method == 'auto':
         choice = choose_method(rows, epsilon, delta, outcome_bounds, covariates, covariate_bounds, estimand, randomised, **options)

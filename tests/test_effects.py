@@ -215,3 +215,14 @@ def test_effect_runs_pp_ipw_and_wate_by_name_only(tmp_path):
                  '--outcome-bounds=-10:10', '--epsilon', '1', '--delta', '1e-6', '--method', 'ipw', '--propensity-bounds', '0.1:0.9',
                  '--seed', '1', '--json'])
     assert d['method'] == 'PP-IPW' and d['ci'][0] <= d['estimate'] <= d['ci'][1]
+
+
+@pytest.mark.parametrize('method', ['ipw', 'auto', 'gformula', 'aipw', 'wate'])
+@pytest.mark.parametrize('clip', [0.05, 0.1, (0.05, 0.95), 1, None])
+def test_effect_clip_is_a_bool(method, clip):
+    "effect's `clip` clips values, whatever the method: a number (PP-IPW's former propensity bound) is refused, naming `propensity_bounds`, before anything is spent."
+    df, led = imbalanced(400, 0), PrivacyLedger(10.0, 1e-3)
+    with pytest.raises(TypeError, match='clip must be True or False.*propensity_bounds'):
+        effect(df, outcome='y', treatment='t', covariates=COVS, covariate_bounds=BOUNDS, outcome_bounds=(-15, 15), epsilon=1.0,
+               delta=1e-6, method=method, clip=clip, ledger=led, rng=np.random.default_rng(1))
+    assert led.entries == ()

@@ -14,7 +14,7 @@ from scipy.special import expit
 from statsmodels.treatment.treatment_effects import ate_ipw
 
 from privcausal.accounting import BudgetExceededError, PrivacyLedger
-from privcausal.mechanisms import NoiseSource, audit
+from privcausal.mechanisms import NoiseSource, PrivacyLeakWarning, audit
 from privcausal.checks import ESTIMANDS
 from privcausal.method import solve_plan
 from privcausal.ipw import (IPWDiagnostics, IPWPlan, IPWRelease, arm_weight_range, hajek_estimate,
@@ -288,6 +288,26 @@ def test_bad_input(change, msg):
     with pytest.raises((ValueError, TypeError), match=msg):
         pp_ipw(X=X, outcome=y, treatment=t, **args)
     assert ledger.entries == ()
+
+
+def _bad_arrays(X, t, y):
+    "Arrays holding out-of-domain values, one kind each (the last row's)."
+    last = np.arange(len(t)) == len(t) - 1
+    return {'X nan': (np.where(last[:, None], np.nan, X), t, y), 'X inf': (np.where(last[:, None], np.inf, X), t, y),
+            't = 2': (X, np.where(last, 2, t), y), 't nan': (X, np.where(last, np.nan, t), y),
+            'y nan': (X, t, np.where(last, np.nan, y))}
+
+
+@pytest.mark.parametrize('case', ['X nan', 'X inf', 't = 2', 't nan', 'y nan'])
+def test_arrays_values_after_the_ledger(case):
+    "Arrays, like a frame, are checked from metadata before the ledger: an unaffordable ledger refuses first; an affordable one sees the value refusal and spends nothing."
+    X, t, y = _bad_arrays(*synth())[case]
+    poor = PrivacyLedger(0.01, 1e-9)
+    with pytest.raises(BudgetExceededError): pp_ipw(X=X, outcome=y, treatment=t, **BASE, rng=Untouchable(), ledger=poor)
+    rich = PrivacyLedger(10, 0.1)
+    with pytest.raises(ValueError, match='NaN/inf|binary'):
+        pp_ipw(X=X, outcome=y, treatment=t, **BASE, rng=np.random.default_rng(0), ledger=rich)
+    assert poor.entries == () and rich.entries == ()
 
 
 def test_bad_data():
@@ -617,3 +637,16 @@ def test_cases_of_input_give_the_same_release():
             pp_ipw(X=X, outcome=y, treatment=t, **kw, rng=np.random.default_rng(1))]
     for r in runs[1:]:
         assert r.estimate == runs[0].estimate and r.sums == runs[0].sums
+
+
+def test_arm_normalisation_announced_once_per_call():
+    "The PrivacyLeakWarning of normalisation='arm' comes once per pp_ipw or plan_ipw call (the release makes its plan twice), pointing at the caller."
+    X, t, y = synth()
+    arm = dict(estimator='ht', estimand='ATT', normalisation='arm')
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter('always')
+        pp_ipw(X=X, outcome=y, treatment=t, **BASE, **arm, rng=np.random.default_rng(0))
+        plan_ipw(600, 4, 0.5, 1e-6, 4.0, 0.05, **arm)
+        plan_ipw(600, 4, 0.5, 1e-6, 4.0, 0.05, estimator='ht', estimand='ATT')  # the default unit: no warning
+    leaks = [w for w in seen if issubclass(w.category, PrivacyLeakWarning)]
+    assert len(leaks) == 2 and all("normalisation='arm'" in str(w.message) and w.filename == __file__ for w in leaks)

@@ -575,3 +575,21 @@ def test_dummy_code_alias_needs_public_levels():
         dummy_code(df, ['race'])  # the old form read the levels from the data
     with pytest.warns(DeprecationWarning):
         assert dummy_code(df[['age']], []).equals(df[['age']])  # nothing to code
+
+
+@pytest.mark.parametrize('case', ['X nan', 'X inf', 't = 2', 't nan', 'y nan', 'y = 2'])
+@pytest.mark.parametrize('fn', [wate, wate_estimands])
+def test_arrays_values_after_the_ledger(case, fn):
+    "Arrays, like a frame, are checked from metadata before the ledger: an unaffordable ledger refuses first; an affordable one sees the value refusal and spends nothing."
+    rng = np.random.default_rng(0)
+    X, t, y = rng.uniform(-1, 1, (200, 2)), rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    last = np.arange(200) == 199
+    X, t, y = {'X nan': (np.where(last[:, None], np.nan, X), t, y), 'X inf': (np.where(last[:, None], np.inf, X), t, y),
+               't = 2': (X, np.where(last, 2, t), y), 't nan': (X, np.where(last, np.nan, t), y),
+               'y nan': (X, t, np.where(last, np.nan, y)), 'y = 2': (X, t, np.where(last, 2, y))}[case]
+    poor = PrivacyLedger(0.01)
+    with pytest.raises(BudgetExceededError): fn(X=X, treatment=t, outcome=y, epsilon=1.0, rng=np.random.default_rng(1), ledger=poor)
+    rich = PrivacyLedger(10.0)
+    with pytest.raises(ValueError, match='NaN/inf|binary'):
+        fn(X=X, treatment=t, outcome=y, epsilon=1.0, rng=np.random.default_rng(1), ledger=rich)
+    assert poor.entries == () and rich.entries == ()
