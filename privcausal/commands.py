@@ -12,9 +12,9 @@ import re
 from .method import field_docs, field_flag
 
 # %% auto #0
-__all__ = ['SHARED', 'COMMON_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map', 'parse_numbers',
-           'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off', 'parse_number_or_word',
-           'plan_arguments', 'plan_options', 'flag_map', 'flag_message', 'CommandSpec']
+__all__ = ['SHARED', 'COMMON_OPTIONS', 'DESIGN_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map',
+           'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off',
+           'parse_number_or_word', 'plan_arguments', 'plan_options', 'flag_map', 'flag_message', 'CommandSpec']
 
 # %% ../nbs/09b_commands.ipynb #739a40fd
 def _number(text: str, flag: str) -> float:
@@ -154,11 +154,12 @@ def plan_options(args: argparse.Namespace,  # parsed arguments
         out[name] = _PARSERS[name](value, flag) if name in _PARSERS and isinstance(value, str) else value
     return out
 
-# %% ../nbs/09b_commands.ipynb #2d57dfcb
+# %% ../nbs/09b_commands.ipynb #7be19cc3
 COMMON_OPTIONS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': '--covariate-bounds',
                   'outcome_bounds': '--outcome-bounds', 'covariates': '--covariates', 'treatment': '--treatment',
                   'outcome': '--outcome', 'estimand': '--estimand', 'method': '--method', 'n': '--n-rows',
                   'outcome_type': '--outcome-type'}  # {python name: flag} of the data and release options
+DESIGN_OPTIONS = {'levels': '--categorical', 'other': '--other', 'n_rows': '--n-rows'}  # the names `dummy_code` and the row count use for what these flags set
 
 
 def flag_map(*plan_classes,  # plan classes whose fields have flags
@@ -183,19 +184,28 @@ def flag_message(message: str,  # an error message from a Python function
 
 def _named(message, flags):
     "`flag_message` on text without a printed cost: (the text with flags, the first flag it names)."
+    for pattern, name in _SAID_AS:
+        if name in flags: message = pattern.sub(name, message)
     first, pos = None, len(message) + 1
     for name in sorted(flags, key=len, reverse=True):
         flag, word = flags[name], re.escape(name)
+        keyed = re.compile(r"(?<![\w\-\[])" + word + r"(?:\['([^']*)'\]|=\{'([^']*)': *'?([^'}]*)'?\})")  # levels['c'], other={'c': x}
         switch = re.compile(r'(?<![\w\-\[])' + word + r'=(?:True|False)\b')  # clip=True -> --clip-data
         quoted = re.compile(r"(?<![\w\-\[])" + word + r"='([^']*)'")  # privacy='both' -> --privacy both
         bare = re.compile(r'(?<![\w\-\[])' + word + (r'(?![\w\]])' if '_' in name else _ARGUMENT))
-        starts = [m.start() for p in (switch, quoted, bare) if (m := p.search(message))]
+        patterns = (keyed,) if name in _KEYED_ONLY else (keyed, switch, quoted, bare)
+        starts = [m.start() for p in patterns if (m := p.search(message))]
         if starts and min(starts) < pos: first, pos = flag, min(starts)
+        message = keyed.sub(lambda m: f'{flag} {m.group(1)}=...' if m.group(1) is not None else f'{flag} {m.group(2)}={m.group(3)}',
+                            message)
+        if name in _KEYED_ONLY: continue
         message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', switch.sub(flag, message)))
     return message, first
 
 
-_ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b|applies\b)))'  # a plain word names an argument only here
+_ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b|applies\b|has\b)))'  # a plain word names an argument only here
+_KEYED_ONLY = ('levels', 'other')  # names rewritten only as levels['c'] / other={'c': x}: as plain words they are prose
+_SAID_AS = ((re.compile(r'(?<![\w\-\[])n(?=: the declared number of rows\b)'), 'n_rows'),)  # (wording, the name it stands for)
 _COST = re.compile(r'(PrivacyCost\([^)]*\))')  # a printed cost: its field names are not flags
 
 # %% ../nbs/09b_commands.ipynb #7b7dc6e4
