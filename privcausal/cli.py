@@ -723,7 +723,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #7a9efae3
+# %% ../nbs/09_cli.ipynb #608e9718
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -789,6 +789,14 @@ def _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options,
     return planner(**common, **options), None
 
 
+def _effect_cost(plan, choice, extra, args):
+    "The cost the ledger is asked for before any value is read: the plan of the method that will run, or (--method ipw or wate, which `effect` does not plan) epsilon alone, a lower bound."
+    method = extra.get('method') or 'auto'
+    if choice is None or method == 'auto': return plan.cost
+    if method in choice.plans: return choice.plans[method].cost
+    return accounting.PrivacyCost(args.epsilon, 0.0, label=f'{method} (lower bound: epsilon only)')
+
+
 def _effect_dry_run(spec, plan, choice, args, n, ledger):
     "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
     out, text = _plan_output(plan, ledger, spec.name, _read(n))
@@ -814,7 +822,7 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
     if args.dry_run or (ledger is not None and not args.dask):  # (on --dask the estimator checks before its passes)
         plan, choice = _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options, extra)
         if args.dry_run: return _effect_dry_run(spec, plan, choice, args, n, ledger)
-        _ledger_first(ledger, plan)
+        ledger.check(_effect_cost(plan, choice, extra, args))  # the ledger's refusal before any value is read
     frame = _effect_frame(args, table, names)
     kw = dict(outcome=args.outcome, treatment=args.treatment, outcome_bounds=outcome_bounds, epsilon=args.epsilon,
               delta=args.delta, ledger=ledger, rng=_rng(args), n=args.n_rows)

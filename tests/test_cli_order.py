@@ -73,3 +73,12 @@ def test_an_affordable_release_still_refuses_the_domain_and_spends_nothing(table
     doc = _doc(code, err)
     assert doc['flag'] == flag and flag in doc['error'], doc
     assert json.loads(ledger.read_text()).get('entries', []) == []   # nothing spent
+
+
+@pytest.mark.parametrize('method, affordable', [('wate', True), ('ipw', False), ('aipw', False), ('gformula', False)])
+def test_effect_asks_the_ledger_for_the_method_that_runs(tables, tmp_path, method, affordable):
+    "--method forced: the ledger is asked for that method's cost (wate spends no delta), not the automatic choice's."
+    code, out, err = call('effect', tables['ok'], *EFFECT, '--method', method, '--outcome-type', 'binary', '--ledger',
+                          str(tmp_path / 'L.json'), '--budget', '1,1e-9', '--json', '--seed', '1')
+    assert (code == 0) == affordable, err
+    if not affordable: assert 'refuses PrivacyCost' in json.loads(err)['error']
