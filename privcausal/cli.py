@@ -280,9 +280,9 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #de9779ac
+# %% ../nbs/09_cli.ipynb #a9c73f16
 def _data_options(p):
-    p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
+    p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
     p.add_argument('--outcome', required=True, help='outcome column')
     p.add_argument('--covariates', required=True, help='comma-separated covariate columns (always explicit)')
@@ -702,8 +702,8 @@ def _anm_body(args):
     if diag is not None: result, text = _not_private(result, text, 'exact scores and decision', diag.to_dict())
     return result, text
 
-# %% ../nbs/09_cli.ipynb #91d0ebe0
-def _name_argument(p): p.add_argument('name', help='data set name (see `privcausal data list`)')
+# %% ../nbs/09_cli.ipynb #483c9d50
+def _name_argument(p): p.add_argument('name', help='data set name (see: privcausal data list)')
 
 
 @command('data', 'list', help='list the data sets and whether they are cached')
@@ -723,14 +723,14 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #608e9718
+# %% ../nbs/09_cli.ipynb #839ac693
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
 def _effect_arguments(spec):
     "The options of an effect command: data and release options shared by all, then the fields of its plans."
     def add(p):
-        p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
+        p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
         p.add_argument('--treatment', required=True, help='0/1 treatment column')
         p.add_argument('--outcome', required=True, help='outcome column')
         p.add_argument('--covariates', help='comma-separated covariate columns to adjust for (always explicit; none only for a trial)')

@@ -14,20 +14,22 @@ from .method import field_docs, field_flag
 # %% auto #0
 __all__ = ['SHARED', 'COMMON_OPTIONS', 'DESIGN_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map',
            'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off',
-           'parse_number_or_word', 'plan_arguments', 'plan_options', 'flag_map', 'flag_message', 'CommandSpec']
+           'parse_number_or_word', 'terminal_text', 'doc_choices', 'plan_arguments', 'plan_options', 'flag_map',
+           'flag_message', 'CommandSpec']
 
-# %% ../nbs/09b_commands.ipynb #739a40fd
+# %% ../nbs/09b_commands.ipynb #705bb3a4
 def _number(text: str, flag: str) -> float:
     try: return float(text)
     except ValueError: raise ValueError(f'{flag}: {text!r} is not a number') from None
 
 
-def parse_pair(text: str,  # 'LO:HI' (or one number, for a symmetric propensity bound)
+def parse_pair(text: str,  # 'LO:HI' or 'LO,HI' (or one number, for a symmetric propensity bound)
                flag: str,  # the flag, named in errors
               ) -> tuple | float:
-    "`LO:HI` as a pair of numbers (one number stays a number)."
-    if ':' not in text: return _number(text, flag)
-    lo, _, hi = text.partition(':')
+    "`LO:HI` (or `LO,HI`) as a pair of numbers (one number stays a number)."
+    sep = ':' if ':' in text else ',' if ',' in text else None
+    if sep is None: return _number(text, flag)
+    lo, _, hi = text.partition(sep)
     return (_number(lo, flag), _number(hi, flag))
 
 
@@ -98,7 +100,8 @@ def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
     try: return float(text)
     except ValueError: return text
 
-# %% ../nbs/09b_commands.ipynb #51fc3db5
+# %% ../nbs/09b_commands.ipynb #9b142314
+_METAVARS = {'propensity_bounds': 'OMEGA|LO:HI', 'outcome_bounds': 'LO:HI'}  # how a parsed field's value is written
 SHARED = ('n', 'epsilon', 'delta', 'covariates', 'covariate_bounds', 'outcome_bounds', 'estimand')  # set by the common options
 _PARSERS = {'covariate_bounds': parse_bounds_map, 'outcome_bounds': parse_pair, 'propensity_bounds': parse_pair,
             'shares': parse_numbers, 'x_bounds': parse_bound, 'y_bounds': parse_bound, 'hsic_bandwidths': parse_both,
@@ -114,6 +117,40 @@ def _kind(f):
     return 'str'
 
 
+_TEX = {r'\varepsilon': 'ε', r'\epsilon': 'ε', r'\delta': 'δ', r'\lambda': 'λ', r'\omega': 'ω', r'\alpha': 'α',
+        r'\pi': 'π', r'\sigma': 'σ', r'\eta': 'η', r'\tau': 'τ', r'\rho': 'ρ', r'\mu': 'μ', r'\gamma': 'γ', r'\beta': 'β',
+        r'\in': '∈', r'\ln': 'ln', r'\log': 'log', r'\exp': 'exp', r'\sqrt': '√', r'\le': '≤', r'\ge': '≥', r'\|': '‖', r'\mathbf': '', r'\infty': '∞', r'\cdot': '·'}
+
+
+def terminal_text(doc: str,  # a field's documentation (Markdown with $...$ maths, `code`)
+                  flags: dict | None = None,  # {field name: flag}: a field named in the text becomes its flag
+                 ) -> str:  # the same for a terminal: no $, Greek letters, no backticks, flags for fields
+    "A field's documentation as `--help` shows it: maths as plain Unicode, code without backticks, fields as their flags, None as 'unset', the plan's 'set to ...' note dropped."
+    doc = re.sub(r';\s*set to [^;()]*$', '', doc)  # what the plan records, not what the flag takes
+    def maths(m):
+        t = m.group(1)
+        for tex in sorted(_TEX, key=len, reverse=True):
+            t = re.sub(re.escape(tex) + (r'\s*' if tex in _PREFIX else r'(?![A-Za-z])' if tex[1:].isalpha() else ''), _TEX[tex], t)
+        return re.sub(r'_\{?(\w+)\}?', r'_\1', t).replace('{', '').replace('}', '')
+    doc = re.sub(r'`([^`]*)`', r'\1', re.sub(r'\$([^$]*)\$', maths, doc))
+    for name, flag in sorted((flags or {}).items(), key=lambda kv: -len(kv[0])):
+        if '_' in name: doc = re.sub(r'(?<![\w\-])' + re.escape(name) + r'(?![\w(])', flag, doc)
+    return re.sub(r'\bNone\b', 'unset', doc)
+
+
+_PREFIX = (r'\sqrt', r'\mathbf')  # TeX commands that take the next symbol: the space after them goes
+
+
+def doc_choices(doc: str,  # a field's documentation, e.g. "'hajek' (normalised ...) or 'ht' (...)"
+               ) -> tuple:  # the quoted words it offers, e.g. ('hajek', 'ht'); () unless there are two or more
+    "The values a text field's documentation lists ('a' or 'b'): after a 'X only:' lead, outside parentheses."
+    text = doc.split(';')[0]
+    text = text.split(':', 1)[1] if re.match(r"^'[^']*' only:", text) else text
+    while re.search(r'\([^()]*\)', text): text = re.sub(r'\([^()]*\)', '', text)
+    words = re.findall(r"'([\w-]+)'", text)
+    return tuple(words) if len(words) >= 2 else ()
+
+
 def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
                    *plan_classes,  # plan classes whose fields become options (the first one's win on a clash)
                    skip=SHARED,  # fields set elsewhere (the common data and release options)
@@ -122,6 +159,8 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
     "Add every CLI field of the plan classes as an option (flag, type and help from the field)."
     seen = {}
     group = parser.add_argument_group('settings (from the plan)')
+    names = {f.name: field_flag(f) for cls in plan_classes for f in dataclasses.fields(cls)
+             if f.init and f.metadata.get('cli', True)}
     for cls in plan_classes:
         docs = field_docs(cls)
         for f in dataclasses.fields(cls):
@@ -129,15 +168,18 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
             flag, kind = field_flag(f), _kind(f)
             flags = (flag, *(aliases or {}).get(f.name, ()))
             default = f.default if f.default is not dataclasses.MISSING else None
-            help = docs.get(f.name, '') + (f' (default {default})' if default not in (None, (), '') else '')
+            doc = docs.get(f.name, '')
+            help = terminal_text(doc, names) + (f' (default {default})' if default not in (None, (), '') else '')
             help = help.replace('%', '%%')
+            choices = doc_choices(doc) if kind == 'str' else ()
             if kind == 'bool' and flag.startswith('--no-'):  # the flag names the switch off (e.g. --no-intercept)
                 group.add_argument(*flags, dest=f.name, action='store_const', const=False, default=None, help=help)
             elif kind == 'bool':
                 group.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=help)
             else:
                 conv = {'int': int, 'float': float, 'str': str}.get(kind)
-                metavar = getattr(_PARSERS.get(f.name), 'metavar', f.name.upper())
+                metavar = _METAVARS.get(f.name) or getattr(_PARSERS.get(f.name), 'metavar', None) or (
+                    '{' + ','.join(choices) + '}' if choices else f.name.upper())  # shown, not enforced: the plan checks
                 group.add_argument(*flags, dest=f.name, default=None, type=conv, metavar=metavar, help=help)
             seen[f.name] = flag
     return seen
