@@ -24,8 +24,8 @@ from . import accounting, data
 
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
-           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'per_column_scaled',
-           'run', 'error_document', 'main']
+           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
+           'per_column_scaled', 'run', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -280,9 +280,9 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #240e21b3
+# %% ../nbs/09_cli.ipynb #a9c73f16
 def _data_options(p):
-    p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
+    p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
     p.add_argument('--outcome', required=True, help='outcome column')
     p.add_argument('--covariates', required=True, help='comma-separated covariate columns (always explicit)')
@@ -304,22 +304,57 @@ def _release_options(p, delta_required=False):
     p.add_argument('--budget', metavar='EPS[,DELTA]', help='total of a new --ledger FILE')
     p.add_argument('--dry-run', action='store_true',
                    help='print the plan (noise sd, expected interval) and spend nothing; DATA is read only for its number of '
-                        'rows and to check the named columns')
+                        'rows and its column names (never its values; a --split-column is counted)')
     p.add_argument('--non-private', action='store_true', help='also report NOT PRIVATE comparison numbers')
 
 
 def _rng(args): return None if args.seed is None else np.random.default_rng(args.seed)
 
 
-def _covariate_design(args, df):
+def _declared(args) -> tuple:
+    "(covariates, {column: PUBLIC levels}, {column: --other level}) from the flags (and the registry's published schema)."
+    covariates = _names(args.covariates, '--covariates')
     categorical = _levels(args.categorical, '--categorical')
     schema = PUBLIC_LEVELS.get(args.data)
     if schema:
         declared = getattr(data, schema)
         categorical = {**{c: list(v) for c, v in declared.items()}, **categorical}
-    categorical = {c: v for c, v in categorical.items() if c in _names(args.covariates, '--covariates')}
+    categorical = {c: v for c, v in categorical.items() if c in covariates}
     other = {c: v[0] for c, v in _levels(args.other, '--other').items()}
-    return _released(design, df, _names(args.covariates, '--covariates'), categorical, other)
+    return covariates, categorical, other
+
+
+def public_design(columns,  # DATA's column names (metadata)
+                  covariates: list,  # covariate columns, as named by --covariates
+                  categorical: dict,  # {column: PUBLIC levels} from --categorical (and the registry's schema)
+                 ) -> list:  # the names of the design's columns, as `design` will make them
+    "The design's column names from public inputs only (DATA's column names and the declared levels): no value is read."
+    missing = [c for c in covariates if c not in columns]
+    if missing: raise ValueError(f'--covariates: {missing} are not columns of DATA')
+    return [n for c in covariates for n in ([f'{c}={level}' for level in categorical[c][1:]] if c in categorical else [c])]
+
+
+def _covariate_design(args, df, planned=None):
+    "The covariate design (this reads DATA's values: in a release, only after the ledger check); `planned`: the names `public_design` gave."
+    covariates, categorical, other = _declared(args)
+    X, names = _released(design, df, covariates, categorical, other)
+    if planned is not None and names != list(planned):
+        raise RuntimeError(f'the design {names} differs from its public plan {list(planned)}')  # a bug, not a data refusal
+    return X, names
+
+
+def _public_names(args, df) -> list:
+    "The design's names from DATA's column names and the flags (nothing of the values)."
+    covariates, categorical, _ = _declared(args)
+    names = public_design(df.columns, covariates, categorical)
+    clash = [c for c in (args.treatment, args.outcome) if c in names]
+    if clash: raise ValueError(f'--covariates: {clash} is the treatment or the outcome')
+    return names
+
+
+def _ledger_first(ledger, plan) -> None:
+    "Refuse a release the ledger cannot afford before any value of DATA is read (the domain refusals come after)."
+    if ledger is not None: ledger.check(plan.cost)
 
 
 def _columns_exist(df, **flags):
@@ -373,19 +408,19 @@ def _plan_output(plan, ledger, kind, read):
         text += f'\n  ledger: {"affordable" if why is None else "NOT affordable: " + why}'
     return d, text + f'\n  (dry run: {read}; nothing was spent and no noise drawn)'
 
-# %% ../nbs/09_cli.ipynb #8479b6bc
+# %% ../nbs/09_cli.ipynb #f7077ba6
 _DASK_READ = 'the workers counted the rows of DATA (unless --n-rows gave them) and checked its columns\' names'
 
 
-def _read(n_rows, split_column=None, covariates=False, scales=False) -> str:
-    "What a dry run read of DATA, in words."
-    parts = [f'its number of rows (N={n_rows})'] + ([f'the counts of --split-column {split_column}'] if split_column else [])
-    checks = 'that the named columns exist' + (' and the covariates fit their declared levels' if covariates else '') + (
-        ' and --covariate-scale bounds' if scales else '')
-    return f'read DATA for {" and ".join(parts)}, and to check {checks}; the plan uses N and the public settings only'
+def _read(n_rows, split_column=None) -> str:
+    "What a dry run read of DATA, in words: its metadata only."
+    parts = [f'its number of rows (N={n_rows})', 'its column names'] + (
+        [f'the counts of --split-column {split_column}'] if split_column else [])
+    return (f'read DATA for {", ".join(parts[:-1])} and {parts[-1]} (none of its values); the plan uses N, the declared '
+            'levels and the public settings only')
 
-# %% ../nbs/09_cli.ipynb #ea76138c
-from .commands import COMMON_OPTIONS, SHARED, CommandSpec, flag_map, parse_bounds_map, parse_pair, plan_arguments, plan_options
+# %% ../nbs/09_cli.ipynb #f7bdba60
+from .commands import COMMON_OPTIONS, DESIGN_OPTIONS, SHARED, CommandSpec, flag_map, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 IPW_COMMAND = CommandSpec(
     'ipw', 'private ATE/ATT/ATC by privacy-preserving IPW (Lee et al.)', 'privcausal.ipw', 'pp_ipw', 'plan_ipw',
@@ -415,10 +450,11 @@ def _ipw_arguments(p):
 
 def _ipw_flags() -> dict:
     "{python name: flag} of `ipw`: the fields of `IPWPlan`, `pp_ipw`'s own options and the command's."
-    common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | IPW_COMMAND.extra_flags() | {'split': '--split-column'}
+    common = ({k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS | IPW_COMMAND.extra_flags()
+              | {'split': '--split-column'})
     return flag_map(*IPW_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #aa6792cd
+# %% ../nbs/09_cli.ipynb #0f18cab7
 def _with_outcome(X, names, df, args):
     "The covariate design with the treatment and outcome columns under the user's names (errors then name the user's columns)."
     clash = [c for c in (args.treatment, args.outcome) if c in names]
@@ -426,7 +462,7 @@ def _with_outcome(X, names, df, args):
     return X.assign(**{args.treatment: df[args.treatment].to_numpy(), args.outcome: df[args.outcome].to_numpy()})
 
 
-def _scales(text, names, X):
+def _scales(text, names):
     "`COL=S,...` as one public scale per covariate column (declared 0/1 dummies default to 1)."
     given = {}
     for item in text.split(','):
@@ -495,28 +531,35 @@ def _ipw_checks(args, options: dict) -> None:
     missing = [text for name, other, text in _IPW_BOUNDS if name not in given and other not in given]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
 
-# %% ../nbs/09_cli.ipynb #bfdd3eaf
+# %% ../nbs/09_cli.ipynb #ea17ea8c
 def _fit_rows(split) -> int | None:
     "The public size of the fitting part that a split column fixes (its 'fit' labels), or None (a random split)."
     return None if split is None else int((split.astype(str).str.strip().str.lower() == 'fit').sum())
 
 
-def _ipw_frame(args, options: dict) -> tuple:
-    "(the frame `pp_ipw` reads, the covariate names, the split column, the public sizes of a dry run, what a dry run read): in memory, or read by the Dask workers. `--covariate-scale` sets `options['covariate_bound']`."
+def _ipw_public(args) -> tuple:
+    "(DATA, the design's names, the public sizes of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
         ddf, names = _dask_frame(args)
-        return ddf, names, None, ({'n': _dask_n(args, ddf)} if args.dry_run else {}), _DASK_READ
+        return ddf, names, ({'n': _dask_n(args, ddf)} if args.dry_run else {}), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     if args.split_column: _columns_exist(df, split_column=args.split_column)
-    X, names = _covariate_design(args, df)
-    if args.covariate_scale is not None:
-        X, options['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names, X), args.clip_rows)
+    names = _public_names(args, df)
+    if args.covariate_scale is not None: _scales(args.covariate_scale, names)  # the flag's own refusals (public)
     split = df[args.split_column] if args.split_column else None
-    read = _read(len(df), args.split_column, covariates=True, scales=args.covariate_scale is not None)
-    return _with_outcome(X, names, df, args), names, split, {'n': len(df), 'm': _fit_rows(split)}, read
+    return df, names, {'n': len(df), 'm': _fit_rows(split)}, _read(len(df), args.split_column)
 
-# %% ../nbs/09_cli.ipynb #0666a6f0
+
+def _ipw_frame(args, df, names, options: dict) -> tuple:
+    "(the frame `pp_ipw` reads, the split column): this reads DATA's values, so a release calls it after the ledger check. `--covariate-scale` sets `options['covariate_bound']`."
+    if args.dask: return df, None
+    X, names = _covariate_design(args, df, names)
+    if args.covariate_scale is not None:
+        X, options['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names), args.clip_rows)
+    return _with_outcome(X, names, df, args), (df[args.split_column] if args.split_column else None)
+
+# %% ../nbs/09_cli.ipynb #31eb4e4d
 @command('ipw', help=IPW_COMMAND.help, arguments=_ipw_arguments, flags=_ipw_flags)
 def _ipw_body(args):
     "`privcausal ipw`: the plan's options from the flags, the command's own checks, then a dry run's plan or the release."
@@ -528,11 +571,13 @@ def _ipw_body(args):
     if args.dask: _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other'),
                                       ('covariate_scale', '--covariate-scale'), ('split_column', '--split-column')])
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
-        frame, names, split, sizes, read = _ipw_frame(args, options)
-        if args.dry_run:
+        table, names, sizes, read = _ipw_public(args)
+        if args.dry_run or (ledger is not None and not args.dask):  # (on --dask the estimator checks before its passes)
             plan = planner(**sizes, d=len(names), covariates=names, **common,
                            **{k: v for k, v in options.items() if k != 'covariate_bound'})
-            return _plan_output(plan, ledger, 'ipw', read)
+            if args.dry_run: return _plan_output(plan, ledger, 'ipw', read)
+            _ledger_first(ledger, plan)
+        frame, split = _ipw_frame(args, table, names, options)
         accepted = inspect.signature(entry).parameters  # the planning assumptions (--treated-share, ...) serve a dry run only
         out = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, split=split,
                         clip_outcomes=args.clip_outcomes, clip_rows=args.clip_rows, rng=_rng(args), ledger=ledger,
@@ -543,7 +588,7 @@ def _ipw_body(args):
     if diag is None: return result, text
     return _not_private(result, text, 'IPW on the estimation part with the non-private propensity model', {'estimate': diag.tau_hat})
 
-# %% ../nbs/09_cli.ipynb #f6af1295
+# %% ../nbs/09_cli.ipynb #150d3ae9
 from .commands import COMMON_OPTIONS, SHARED, CommandSpec, field_flag, flag_map, plan_arguments, plan_options
 
 WATE_COMMAND = CommandSpec('wate', 'private ATE/ATT/ATC for a binary outcome (Guha & Reiter WATE)', 'privcausal.bayes_wate',
@@ -562,19 +607,26 @@ def _wate_arguments(p):
 
 def _wate_flags() -> dict:
     "{python name: flag} of `wate`: the fields of `WATEPlan` and the command's own options a message may name."
-    return flag_map(*WATE_COMMAND.plan_classes(), common={k: v for k, v in COMMON_OPTIONS.items() if k != 'n'})  # 'n' in a message is often not the flag
+    common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
+    return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #d67a89b0
-def _wate_frame(args) -> tuple:
-    "(the frame `wate` reads, the covariate names, the public n of a dry run, what a dry run read): in memory, or read by the Dask workers."
+# %% ../nbs/09_cli.ipynb #299ed75e
+def _wate_public(args) -> tuple:
+    "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
         _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
         ddf, names = _dask_frame(args)
         return ddf, names, (_dask_n(args, ddf) if args.dry_run else None), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    X, names = _covariate_design(args, df)
-    return _with_outcome(X, names, df, args), names, len(df), _read(len(df), None, covariates=True)
+    return df, _public_names(args, df), len(df), _read(len(df))
+
+
+def _wate_frame(args, df, names):
+    "The frame `wate` reads: this reads DATA's values, so a release calls it after the ledger check."
+    if args.dask: return df
+    X, names = _covariate_design(args, df, names)
+    return _with_outcome(X, names, df, args)
 
 
 @command('wate', help=WATE_COMMAND.help, arguments=_wate_arguments, flags=_wate_flags)
@@ -587,8 +639,12 @@ def _wate_body(args):
     common = dict(estimand=args.estimand, epsilon=args.epsilon)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
-        frame, names, n, read = _wate_frame(args)
-        if args.dry_run: return _plan_output(planner(n=n, d=len(names), covariates=names, **common, **options), ledger, 'wate', read)
+        table, names, n, read = _wate_public(args)
+        if args.dry_run or (ledger is not None and not args.dask):  # (on --dask the estimator checks before its passes)
+            plan = planner(n=n, d=len(names), covariates=names, **common, **options)
+            if args.dry_run: return _plan_output(plan, ledger, 'wate', read)
+            _ledger_first(ledger, plan)
+        frame = _wate_frame(args, table, names)
         res = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
                         ledger=ledger, n=args.n_rows, **common, **options)
         npw = (_nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
@@ -646,8 +702,8 @@ def _anm_body(args):
     if diag is not None: result, text = _not_private(result, text, 'exact scores and decision', diag.to_dict())
     return result, text
 
-# %% ../nbs/09_cli.ipynb #91d0ebe0
-def _name_argument(p): p.add_argument('name', help='data set name (see `privcausal data list`)')
+# %% ../nbs/09_cli.ipynb #483c9d50
+def _name_argument(p): p.add_argument('name', help='data set name (see: privcausal data list)')
 
 
 @command('data', 'list', help='list the data sets and whether they are cached')
@@ -667,14 +723,14 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #98930eb3
-from .commands import EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
+# %% ../nbs/09_cli.ipynb #839ac693
+from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
 def _effect_arguments(spec):
     "The options of an effect command: data and release options shared by all, then the fields of its plans."
     def add(p):
-        p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see `privcausal data list`)')
+        p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
         p.add_argument('--treatment', required=True, help='0/1 treatment column')
         p.add_argument('--outcome', required=True, help='outcome column')
         p.add_argument('--covariates', help='comma-separated covariate columns to adjust for (always explicit; none only for a trial)')
@@ -703,8 +759,8 @@ def _effect_inputs(args):
     return covariates, bounds, outcome_bounds
 
 
-def _effect_frame(args, covariates):
-    "The data as the entry point reads it: dummy-coded covariates with the treatment and outcome columns."
+def _effect_public(args, covariates):
+    "(DATA, the design's names, its public number of rows): from DATA's metadata and the flags only."
     if args.dask:  # read by the workers: columns checked from metadata, values by the estimator's passes
         _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
         ddf, names = _dask_frame(args) if covariates else (read_table_dask(args.data), [])
@@ -712,24 +768,41 @@ def _effect_frame(args, covariates):
         return ddf, names, _dask_n(args, ddf)
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    X, names = _covariate_design(args, df) if covariates else (pd.DataFrame(index=df.index), [])
-    clash = [c for c in (args.treatment, args.outcome) if c in names]
-    if clash: raise ValueError(f'--covariates: {clash} is the treatment or the outcome')
-    return X.assign(**{args.treatment: df[args.treatment].to_numpy(), args.outcome: df[args.outcome].to_numpy()}), names, len(df)
+    return df, (_public_names(args, df) if covariates else []), len(df)
 
 
-def _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger):
-    "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
-    read = _read(n, covariates=bool(args.categorical))
+def _effect_frame(args, df, names):
+    "The data as the entry point reads it (dummy-coded covariates with the treatment and outcome columns): this reads DATA's values, so a release calls it after the ledger check."
+    if args.dask: return df
+    X = _covariate_design(args, df, names)[0] if names else pd.DataFrame(index=df.index)
+    return X.assign(**{args.treatment: df[args.treatment].to_numpy(), args.outcome: df[args.outcome].to_numpy()})
+
+
+def _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options, extra):
+    "(the plan of the release, for `effect` the choice of method or None): from public inputs only."
     common = dict(n=n, epsilon=args.epsilon, delta=args.delta, outcome_bounds=outcome_bounds, covariates=names,
                   covariate_bounds=bounds, estimand=args.estimand)
     if spec.name == 'effect':
         choice = planner(**common, randomised=extra.get('randomised', False), **options)
-        out, text = _plan_output(choice.plans[choice.method], ledger, spec.name, read)
-        out['choice'] = {'method': choice.method, 'planned_rmse': choice.planned_rmse, 'reason': choice.reason}
-        return out, f'{choice.reason}\n{text}'
+        return choice.plans[choice.method], choice
     if spec.name == 'dim': common['covariates'] = ()
-    return _plan_output(planner(**common, **options), ledger, spec.name, read)
+    return planner(**common, **options), None
+
+
+def _effect_cost(plan, choice, extra, args):
+    "The cost the ledger is asked for before any value is read: the plan of the method that will run, or (--method ipw or wate, which `effect` does not plan) epsilon alone, a lower bound."
+    method = extra.get('method') or 'auto'
+    if choice is None or method == 'auto': return plan.cost
+    if method in choice.plans: return choice.plans[method].cost
+    return accounting.PrivacyCost(args.epsilon, 0.0, label=f'{method} (lower bound: epsilon only)')
+
+
+def _effect_dry_run(spec, plan, choice, args, n, ledger):
+    "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
+    out, text = _plan_output(plan, ledger, spec.name, _read(n))
+    if choice is None: return out, text
+    out['choice'] = {'method': choice.method, 'planned_rmse': choice.planned_rmse, 'reason': choice.reason}
+    return out, f'{choice.reason}\n{text}'
 
 
 def _effect_body(spec, args):
@@ -745,8 +818,12 @@ def _effect_body(spec, args):
 
 def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger):
     entry, planner = spec.functions()
-    frame, names, n = _effect_frame(args, covariates)
-    if args.dry_run: return _effect_dry_run(spec, planner, args, n, names, bounds, outcome_bounds, options, extra, ledger)
+    table, names, n = _effect_public(args, covariates)
+    if args.dry_run or (ledger is not None and not args.dask):  # (on --dask the estimator checks before its passes)
+        plan, choice = _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options, extra)
+        if args.dry_run: return _effect_dry_run(spec, plan, choice, args, n, ledger)
+        ledger.check(_effect_cost(plan, choice, extra, args))  # the ledger's refusal before any value is read
+    frame = _effect_frame(args, table, names)
     kw = dict(outcome=args.outcome, treatment=args.treatment, outcome_bounds=outcome_bounds, epsilon=args.epsilon,
               delta=args.delta, ledger=ledger, rng=_rng(args), n=args.n_rows)
     if spec.name != 'dim': kw.update(covariates=names, covariate_bounds=bounds, estimand=args.estimand)
@@ -761,7 +838,7 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
 
 def _effect_command(spec):
     "The body of an effect command, and its {python name: flag}: the fields of its plans (modules imported when it runs)."
-    return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes()))
+    return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes(), common=COMMON_OPTIONS | DESIGN_OPTIONS))
 
 
 for _spec in EFFECT_COMMANDS:

@@ -12,22 +12,24 @@ import re
 from .method import field_docs, field_flag
 
 # %% auto #0
-__all__ = ['SHARED', 'COMMON_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map', 'parse_numbers',
-           'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off', 'parse_number_or_word',
-           'plan_arguments', 'plan_options', 'flag_map', 'flag_message', 'CommandSpec']
+__all__ = ['SHARED', 'COMMON_OPTIONS', 'DESIGN_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map',
+           'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off',
+           'parse_number_or_word', 'terminal_text', 'doc_choices', 'plan_arguments', 'plan_options', 'flag_map',
+           'flag_message', 'CommandSpec']
 
-# %% ../nbs/09b_commands.ipynb #739a40fd
+# %% ../nbs/09b_commands.ipynb #705bb3a4
 def _number(text: str, flag: str) -> float:
     try: return float(text)
     except ValueError: raise ValueError(f'{flag}: {text!r} is not a number') from None
 
 
-def parse_pair(text: str,  # 'LO:HI' (or one number, for a symmetric propensity bound)
+def parse_pair(text: str,  # 'LO:HI' or 'LO,HI' (or one number, for a symmetric propensity bound)
                flag: str,  # the flag, named in errors
               ) -> tuple | float:
-    "`LO:HI` as a pair of numbers (one number stays a number)."
-    if ':' not in text: return _number(text, flag)
-    lo, _, hi = text.partition(':')
+    "`LO:HI` (or `LO,HI`) as a pair of numbers (one number stays a number)."
+    sep = ':' if ':' in text else ',' if ',' in text else None
+    if sep is None: return _number(text, flag)
+    lo, _, hi = text.partition(sep)
     return (_number(lo, flag), _number(hi, flag))
 
 
@@ -98,7 +100,8 @@ def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
     try: return float(text)
     except ValueError: return text
 
-# %% ../nbs/09b_commands.ipynb #51fc3db5
+# %% ../nbs/09b_commands.ipynb #9b142314
+_METAVARS = {'propensity_bounds': 'OMEGA|LO:HI', 'outcome_bounds': 'LO:HI'}  # how a parsed field's value is written
 SHARED = ('n', 'epsilon', 'delta', 'covariates', 'covariate_bounds', 'outcome_bounds', 'estimand')  # set by the common options
 _PARSERS = {'covariate_bounds': parse_bounds_map, 'outcome_bounds': parse_pair, 'propensity_bounds': parse_pair,
             'shares': parse_numbers, 'x_bounds': parse_bound, 'y_bounds': parse_bound, 'hsic_bandwidths': parse_both,
@@ -114,6 +117,40 @@ def _kind(f):
     return 'str'
 
 
+_TEX = {r'\varepsilon': 'ε', r'\epsilon': 'ε', r'\delta': 'δ', r'\lambda': 'λ', r'\omega': 'ω', r'\alpha': 'α',
+        r'\pi': 'π', r'\sigma': 'σ', r'\eta': 'η', r'\tau': 'τ', r'\rho': 'ρ', r'\mu': 'μ', r'\gamma': 'γ', r'\beta': 'β',
+        r'\in': '∈', r'\ln': 'ln', r'\log': 'log', r'\exp': 'exp', r'\sqrt': '√', r'\le': '≤', r'\ge': '≥', r'\|': '‖', r'\mathbf': '', r'\infty': '∞', r'\cdot': '·'}
+
+
+def terminal_text(doc: str,  # a field's documentation (Markdown with $...$ maths, `code`)
+                  flags: dict | None = None,  # {field name: flag}: a field named in the text becomes its flag
+                 ) -> str:  # the same for a terminal: no $, Greek letters, no backticks, flags for fields
+    "A field's documentation as `--help` shows it: maths as plain Unicode, code without backticks, fields as their flags, None as 'unset', the plan's 'set to ...' note dropped."
+    doc = re.sub(r';\s*set to [^;()]*$', '', doc)  # what the plan records, not what the flag takes
+    def maths(m):
+        t = m.group(1)
+        for tex in sorted(_TEX, key=len, reverse=True):
+            t = re.sub(re.escape(tex) + (r'\s*' if tex in _PREFIX else r'(?![A-Za-z])' if tex[1:].isalpha() else ''), _TEX[tex], t)
+        return re.sub(r'_\{?(\w+)\}?', r'_\1', t).replace('{', '').replace('}', '')
+    doc = re.sub(r'`([^`]*)`', r'\1', re.sub(r'\$([^$]*)\$', maths, doc))
+    for name, flag in sorted((flags or {}).items(), key=lambda kv: -len(kv[0])):
+        if '_' in name: doc = re.sub(r'(?<![\w\-])' + re.escape(name) + r'(?![\w(])', flag, doc)
+    return re.sub(r'\bNone\b', 'unset', doc)
+
+
+_PREFIX = (r'\sqrt', r'\mathbf')  # TeX commands that take the next symbol: the space after them goes
+
+
+def doc_choices(doc: str,  # a field's documentation, e.g. "'hajek' (normalised ...) or 'ht' (...)"
+               ) -> tuple:  # the quoted words it offers, e.g. ('hajek', 'ht'); () unless there are two or more
+    "The values a text field's documentation lists ('a' or 'b'): after a 'X only:' lead, outside parentheses."
+    text = doc.split(';')[0]
+    text = text.split(':', 1)[1] if re.match(r"^'[^']*' only:", text) else text
+    while re.search(r'\([^()]*\)', text): text = re.sub(r'\([^()]*\)', '', text)
+    words = re.findall(r"'([\w-]+)'", text)
+    return tuple(words) if len(words) >= 2 else ()
+
+
 def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
                    *plan_classes,  # plan classes whose fields become options (the first one's win on a clash)
                    skip=SHARED,  # fields set elsewhere (the common data and release options)
@@ -122,6 +159,8 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
     "Add every CLI field of the plan classes as an option (flag, type and help from the field)."
     seen = {}
     group = parser.add_argument_group('settings (from the plan)')
+    names = {f.name: field_flag(f) for cls in plan_classes for f in dataclasses.fields(cls)
+             if f.init and f.metadata.get('cli', True)}
     for cls in plan_classes:
         docs = field_docs(cls)
         for f in dataclasses.fields(cls):
@@ -129,15 +168,18 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
             flag, kind = field_flag(f), _kind(f)
             flags = (flag, *(aliases or {}).get(f.name, ()))
             default = f.default if f.default is not dataclasses.MISSING else None
-            help = docs.get(f.name, '') + (f' (default {default})' if default not in (None, (), '') else '')
+            doc = docs.get(f.name, '')
+            help = terminal_text(doc, names) + (f' (default {default})' if default not in (None, (), '') else '')
             help = help.replace('%', '%%')
+            choices = doc_choices(doc) if kind == 'str' else ()
             if kind == 'bool' and flag.startswith('--no-'):  # the flag names the switch off (e.g. --no-intercept)
                 group.add_argument(*flags, dest=f.name, action='store_const', const=False, default=None, help=help)
             elif kind == 'bool':
                 group.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=None, help=help)
             else:
                 conv = {'int': int, 'float': float, 'str': str}.get(kind)
-                metavar = getattr(_PARSERS.get(f.name), 'metavar', f.name.upper())
+                metavar = _METAVARS.get(f.name) or getattr(_PARSERS.get(f.name), 'metavar', None) or (
+                    '{' + ','.join(choices) + '}' if choices else f.name.upper())  # shown, not enforced: the plan checks
                 group.add_argument(*flags, dest=f.name, default=None, type=conv, metavar=metavar, help=help)
             seen[f.name] = flag
     return seen
@@ -154,11 +196,12 @@ def plan_options(args: argparse.Namespace,  # parsed arguments
         out[name] = _PARSERS[name](value, flag) if name in _PARSERS and isinstance(value, str) else value
     return out
 
-# %% ../nbs/09b_commands.ipynb #2d57dfcb
+# %% ../nbs/09b_commands.ipynb #7be19cc3
 COMMON_OPTIONS = {'epsilon': '--epsilon', 'delta': '--delta', 'covariate_bounds': '--covariate-bounds',
                   'outcome_bounds': '--outcome-bounds', 'covariates': '--covariates', 'treatment': '--treatment',
                   'outcome': '--outcome', 'estimand': '--estimand', 'method': '--method', 'n': '--n-rows',
                   'outcome_type': '--outcome-type'}  # {python name: flag} of the data and release options
+DESIGN_OPTIONS = {'levels': '--categorical', 'other': '--other', 'n_rows': '--n-rows'}  # the names `dummy_code` and the row count use for what these flags set
 
 
 def flag_map(*plan_classes,  # plan classes whose fields have flags
@@ -183,19 +226,28 @@ def flag_message(message: str,  # an error message from a Python function
 
 def _named(message, flags):
     "`flag_message` on text without a printed cost: (the text with flags, the first flag it names)."
+    for pattern, name in _SAID_AS:
+        if name in flags: message = pattern.sub(name, message)
     first, pos = None, len(message) + 1
     for name in sorted(flags, key=len, reverse=True):
         flag, word = flags[name], re.escape(name)
+        keyed = re.compile(r"(?<![\w\-\[])" + word + r"(?:\['([^']*)'\]|=\{'([^']*)': *'?([^'}]*)'?\})")  # levels['c'], other={'c': x}
         switch = re.compile(r'(?<![\w\-\[])' + word + r'=(?:True|False)\b')  # clip=True -> --clip-data
         quoted = re.compile(r"(?<![\w\-\[])" + word + r"='([^']*)'")  # privacy='both' -> --privacy both
         bare = re.compile(r'(?<![\w\-\[])' + word + (r'(?![\w\]])' if '_' in name else _ARGUMENT))
-        starts = [m.start() for p in (switch, quoted, bare) if (m := p.search(message))]
+        patterns = (keyed,) if name in _KEYED_ONLY else (keyed, switch, quoted, bare)
+        starts = [m.start() for p in patterns if (m := p.search(message))]
         if starts and min(starts) < pos: first, pos = flag, min(starts)
+        message = keyed.sub(lambda m: f'{flag} {m.group(1)}=...' if m.group(1) is not None else f'{flag} {m.group(2)}={m.group(3)}',
+                            message)
+        if name in _KEYED_ONLY: continue
         message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', switch.sub(flag, message)))
     return message, first
 
 
-_ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b|applies\b)))'  # a plain word names an argument only here
+_ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b|applies\b|has\b)))'  # a plain word names an argument only here
+_KEYED_ONLY = ('levels', 'other')  # names rewritten only as levels['c'] / other={'c': x}: as plain words they are prose
+_SAID_AS = ((re.compile(r'(?<![\w\-\[])n(?=: the declared number of rows\b)'), 'n_rows'),)  # (wording, the name it stands for)
 _COST = re.compile(r'(PrivacyCost\([^)]*\))')  # a printed cost: its field names are not flags
 
 # %% ../nbs/09b_commands.ipynb #7b7dc6e4

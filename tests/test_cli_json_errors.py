@@ -118,3 +118,45 @@ def test_success_under_json_is_still_the_result(csv):
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert 'error' not in doc and doc['ci'][0] <= doc['estimate'] <= doc['ci'][1]
+
+
+@pytest.fixture(scope='module')
+def odd(tmp_path_factory):
+    "Data outside the declared domain: a NaN covariate and a level of `g` that --categorical g=u,v does not declare."
+    rng = np.random.default_rng(1)
+    n = 400
+    df = pd.DataFrame({'a': rng.uniform(-1, 1, n), 'g': rng.choice(['u', 'v'], n), 't': rng.binomial(1, 0.4, n),
+                       'y': rng.binomial(1, 0.3, n)})
+    df.loc[5, 'a'], df.loc[7, 'g'] = np.nan, 'w'
+    path = tmp_path_factory.mktemp('json_errors_odd') / 'odd.csv'
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+_DESIGN = ['--treatment', 't', '--outcome', 'y', '--covariates', 'a,g', '--categorical', 'g=u,v']
+_EFFECT = [*_DESIGN, '--covariate-bounds', 'a=-1:1', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6']
+_IPW = [*_DESIGN, '--epsilon', '1', '--delta', '1e-6', '--outcome-bound', '1', '--covariate-bound', '2',
+        '--propensity-bound', '0.1']
+
+
+@pytest.mark.parametrize('cmd, argv, flag, said', [
+    ('ipw', _IPW, '--categorical', "--categorical g=..., or code undeclared values as a declared level with --other g=level"),
+    ('wate', [*_DESIGN, '--covariate-bounds', 'a=-1:1', '--epsilon', '1'], '--categorical', '--categorical g=...'),
+    ('effect', _EFFECT, '--categorical', '--categorical g=...'),
+    ('aipw', _EFFECT, '--categorical', '--categorical g=...'),
+])
+def test_undeclared_level_names_categorical(odd, cmd, argv, flag, said):
+    doc = _json_error(cli(cmd, odd, *argv, '--json', '--seed', '1'))
+    assert doc['flag'] == flag and said in doc['error'] and 'levels[' not in doc['error'], doc
+
+
+@pytest.mark.parametrize('cmd, argv, nan_flag, nan_said', [('ipw', _IPW, '--covariates', '--covariates has missing'),
+                                                            ('gformula', _EFFECT, None, 'data has missing')])  # DATA: no flag
+def test_missing_covariates_and_n_rows_name_their_flags(odd, csv, cmd, argv, nan_flag, nan_said):
+    argv = [a if a != 'a,g' else 'a' for a in argv if a not in ('--categorical', 'g=u,v')]
+    doc = _json_error(cli(cmd, odd, *argv, '--json', '--seed', '1'))                    # a NaN in covariate a
+    assert doc['flag'] == nan_flag and doc['error'].startswith(nan_said), doc
+    argv = [a if a != 'a' else 'a,b' for a in argv]
+    argv = [a if a != 'a=-1:1' else 'a=-1:1,b=-1:1' for a in argv]
+    doc = _json_error(cli(cmd, csv, *argv, '--n-rows', '5', '--json', '--seed', '1'))   # 400 rows, not 5
+    assert doc['flag'] == '--n-rows' and doc['error'].startswith('--n-rows: the declared number of rows'), doc

@@ -182,3 +182,21 @@ def test_json_error_names_the_flag(csv, tmp_path, dask):
         doc = json.loads(err)
         assert set(doc) == {'error', 'flag'} and doc['flag'] == flag and flag in doc['error'], doc
         assert not re.search(r"(?<![-\w])(fit_fraction|lam|normalisation)\b|estimator='ht'", doc['error']), doc
+
+
+def test_help_is_for_a_terminal():
+    "`ipw --help`: the plan fields' documentation without TeX or backticks, and the values of its text settings."
+    code, out, _ = call(['ipw', '--help'])
+    assert code == 0
+    for choices in ('{hajek,ht}', '{n,arm}', '{clip,trim}', '{analytic,classical}', 'OMEGA|LO:HI'): assert choices in out, choices
+    for raw in ('$', '\\lambda', '\\omega', '`', 'C_y$', 'None'): assert raw not in out, raw
+    assert 'λ' in out and 'ω' in out
+
+
+@pytest.mark.parametrize('pair', ['0.1:0.8', '0.1,0.8'])
+def test_propensity_bound_pair(csv, pair):
+    "--propensity-bound takes one OMEGA, or the pair as LO:HI or LO,HI."
+    argv = ['ipw', csv, *BASE, '--outcome-bound', '5', '--covariate-bound', '2', '--propensity-bound', pair, '--dry-run', '--json']
+    code, out, err = call(argv)
+    assert code == 0, err
+    assert json.loads(out)['propensity_bounds'] == [0.1, 0.8]
