@@ -55,7 +55,7 @@ class NeighbourPair:
 
     def __repr__(self): return f'NeighbourPair({self.name!r}: {self.edge}; part={self.part}, relation={self.relation})'
 
-
+# %% ../nbs/08_audit.ipynb #6484872b
 def changed_records(pair: NeighbourPair,  # a replace-one pair
                    ) -> np.ndarray:  # indices of the records that differ between d0 and d1
     "The records in which the two data sets of `pair` differ (compares every per-record array)."
@@ -69,7 +69,7 @@ def changed_records(pair: NeighbourPair,  # a replace-one pair
         diff |= ne.reshape(n, -1).any(1)
     return np.flatnonzero(diff)
 
-
+# %% ../nbs/08_audit.ipynb #1354dbfc
 def check_neighbours(pair: NeighbourPair,  # the pair to verify
                      sensitivity: float = 1.0,  # for relation 'value': the sensitivity in the pair's norm
                      norm: str = 'L1',  # for relation 'value': 'L1' or 'L2'
@@ -310,7 +310,7 @@ def anm_pairs(n_train: int = 8,  # training records (first)
             P('test record beyond the bounds (clipped)', base, _replace(base, i_te, x=3.0, y=-3.0), 'a test record at (3, -3), clipped to (1, -1)',
               part='test')]
 
-
+# %% ../nbs/08_audit.ipynb #aab84388
 def anm_iqr_pairs(n_train: int = 8,  # training records
                   n_test: int = 120,  # test records (a multiple of 4)
                   exponents=range(-4, 2),  # edges $e^{j/2} \le 2$ (the IQR of scaled values is at most 2)
@@ -398,7 +398,7 @@ def effect_pairs(n: int = 12,  # rows of the ordinary data sets
             _pair('constant covariates except one row', const, _replace(const, 0, X=[1.0, 5.0, 1.0], treatment=0, outcome=0.0),
                   'the one different row joins the others (and switches arm): the covariates become constant', same_arms=False)]
 
-
+# %% ../nbs/08_audit.ipynb #8229c5a1
 def effect_standardise_pairs(n: int = 400,  # rows (many, so that the released moments narrow the map)
                              seed: int = 6,  # of the packed rows
                             ) -> list:  # replace-one `NeighbourPair`s
@@ -408,7 +408,7 @@ def effect_standardise_pairs(n: int = 400,  # rows (many, so that the released m
             _pair('standardisation clip flips, arm switch', base, _replace(base, 0, X=_E_LO, treatment=0, outcome=0.0),
                   'a central treated row becomes a control beyond the winsorisation', same_arms=False)]
 
-
+# %% ../nbs/08_audit.ipynb #cea8c5de
 def effect_clip_pairs(seed: int = 5,  # of the ordinary rows
                      ) -> list:  # replace-one `NeighbourPair`s for `clip=True`
     "A corner row against a row three times beyond the bounds in another arm (clipping requested)."
@@ -488,7 +488,7 @@ def released_numbers(out: Any,  # the output of a public release function
     if hasattr(out, 'value'): return _vector('value', out.value)  # a Release
     return _vector('value', out)
 
-
+# %% ../nbs/08_audit.ipynb #669fa7a8
 def output_signature(out: Any,  # an output of a release
                      depth: int = 2,  # how deep to look into fields
                     ) -> str:  # its shape: types, field names and kinds, not values
@@ -558,7 +558,7 @@ def collect(case: AuditCase,  # what to draw
         messages.append(tuple(said))
     return {'numbers': numbers_, 'shapes': shapes, 'messages': messages, 'raised': raised, 'error': error}
 
-
+# %% ../nbs/08_audit.ipynb #f9f96da9
 def _same(a, b):
     "Equal outputs of two paths: both raised the same type, or the same shape and the same published numbers."
     if isinstance(a, BaseException) or isinstance(b, BaseException): return type(a) is type(b)
@@ -615,7 +615,7 @@ def linear_statistic(x0: np.ndarray,  # (n, k) published numbers on D
         return np.where(sent.any(1), x[:, ok][np.arange(len(x)), sent.argmax(1)], v)
     return stat
 
-
+# %% ../nbs/08_audit.ipynb #f1d3de71
 def shape_bound(shapes0: list,  # output shapes drawn on D
                 shapes1: list,  # output shapes drawn on D'
                 alpha: float,  # error level of the bound
@@ -889,7 +889,7 @@ def ipw_option_sets(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon`
     return pd.DataFrame({'options': [o for o, *_ in rows], 'label': [_fmt_options(o) for o, *_ in rows],
                          'epsilon': [e for _, e, *_ in rows], 'status': [r[3] for r in rows]})
 
-
+# %% ../nbs/08_audit.ipynb #6c3af7d3
 def ipw_cases(epsilon: float = 1.0,  # $\varepsilon$ (classical: `epsilon`/2)
               delta: float = 1e-5,  # $\delta$
               clip: float = 0.1,  # public propensity bound $\omega$
@@ -991,7 +991,7 @@ def effect_frame(data: dict,  # a data set of `effect_pairs`
     "The frame the effect estimators read."
     return pd.DataFrame(data['X'], columns=list(EFFECT_COVARIATES)).assign(t=data['treatment'], y=data['outcome'])
 
-
+# %% ../nbs/08_audit.ipynb #adb8d149
 def _effect_run(function, opts, epsilon, delta):
     fn = EFFECT_FUNCTIONS[function]
     cov = {} if function == 'regression.dim' else dict(covariates=list(EFFECT_COVARIATES), covariate_bounds=EFFECT_BOUNDS)
@@ -1027,7 +1027,7 @@ def cover(cases: list,  # `AuditCase`s
         if keys - seen: out.append(c); seen |= keys
     return out
 
-
+# %% ../nbs/08_audit.ipynb #efe44906
 def suite_cases(level: str = 'full',  # 'full': every case; 'ci': fewer IQR edges, then a `cover` of the rest
                ) -> list:  # `AuditCase`s
     "Every audit case: the bare mechanisms, the IQR PTR, the propensity model, PP-IPW, WATE, the ANM direction and the treatment effects."
@@ -1037,7 +1037,7 @@ def suite_cases(level: str = 'full',  # 'full': every case; 'ci': fewer IQR edge
     return cover(mechanism_cases() + iqr_cases(exponents=(0, 1)) + propensity_cases() + ipw_cases() + wate_cases()
                  + anm_cases(test_exponents=(-1, 0), train_exponents=(-2, 0)) + effect_cases(ci=True))
 
-
+# %% ../nbs/08_audit.ipynb #48939ef4
 def _samples(n_samples, case):
     "Draws for `case`: an int, or the first key of a dict found in the case's label (else its 'default'); at most `case.max_samples`."
     if isinstance(n_samples, numbers.Integral): n = int(n_samples)
@@ -1067,13 +1067,13 @@ def run_suite(cases: list,  # `AuditCase`s
             'message_lb', 'epsilon', 'delta', 'n_samples', 'verdict', 'error', 'fast_path', 'seconds']
     return pd.DataFrame(rows).reindex(columns=cols)
 
-
+# %% ../nbs/08_audit.ipynb #66bf9e25
 def violations(table: pd.DataFrame,  # a `run_suite` table
               ) -> pd.DataFrame:  # its rows that fail
     "The rows of a suite table that are not 'ok' or 'no release'."
     return table[~table.verdict.isin(['ok', 'no release'])]
 
-
+# %% ../nbs/08_audit.ipynb #045c1085
 def summarise_suite(table: pd.DataFrame,  # a `run_suite` table
                    ) -> pd.DataFrame:  # one row per function
     "Cases per function and verdict, with the largest bound/claim ratio among the finite ones."
@@ -1083,7 +1083,7 @@ def summarise_suite(table: pd.DataFrame,  # a `run_suite` table
     counts['max bound/claim (finite)'] = t[np.isfinite(t.ratio)].groupby('function').ratio.max()
     return counts
 
-
+# %% ../nbs/08_audit.ipynb #73cc05ca
 _COLOURS = {'ok': 'tab:green', 'no release': 'tab:gray', 'violation: refusal': 'tab:red', 'violation: shape': 'tab:purple',
             'violation: message': 'tab:pink', 'violation: epsilon': 'tab:orange', 'unexpected refusal': 'tab:brown',
             'audit error': 'black'}

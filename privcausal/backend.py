@@ -120,7 +120,7 @@ def split_mask(row_index,  # global row positions in [0, n)
     fit = keyed_permutation(i, n, key) < m
     return fit if part == 'fit' else ~fit
 
-
+# %% ../nbs/02b_backend.ipynb #65a42823
 @functools.lru_cache(maxsize=128)  # a bit per row of the chunks a process has seen (a byte in numpy): small
 def _range_split(n, m, key, start, stop):
     "The fitting part's mask of rows start..stop-1, for both parts (the estimation part is its complement: one permutation per range)."
@@ -141,7 +141,7 @@ def partition_labels(row_index,  # global row positions in [0, n)
     big = r * (q + 1)  # positions [0, big) form the r blocks of q + 1 rows
     return np.where(pos < big, pos // (q + 1), r + (pos - big) // max(q, 1))
 
-
+# %% ../nbs/02b_backend.ipynb #12d2e356
 def partition_index(n: int,  # rows (public)
                     n_partitions: int,  # $M$
                     key,  # a `PermutationKey` (or a seed)
@@ -563,7 +563,7 @@ class CausalRows:
 
     def __repr__(self): return f'CausalRows(n={self.n}, d={self.d}, backend={self.rows.backend!r})'
 
-
+# %% ../nbs/02b_backend.ipynb #d46ce909
 def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
                 *,
                 outcome,  # outcome column name (None: no outcome, e.g. a propensity model)
@@ -1022,7 +1022,7 @@ class RowsCheck:
 
     def __repr__(self): return f'RowsCheck[NOT PRIVATE](n={self.n})'
 
-
+# %% ../nbs/02b_backend.ipynb #2082b8fa
 def _check_chunk(chunk, index, covariates, bound, clip, outcome_bound, clip_outcomes, binary_outcome, split):
     A = _chunk_values(chunk, index, None, covariates)  # columns: covariates, treatment[, outcome]
     _, n_over = _design(A, covariates, bound, None, clip)

@@ -484,7 +484,7 @@ def stacked_partition_statistics(X: np.ndarray,  # (B, n_m, d) covariates of B s
     out, failed, moved = _concat_groups(parts, estimands)
     return (out, failed, moved) if return_truncated else (out, failed)
 
-
+# %% ../nbs/05_wate.ipynb #dfc599cb
 def partition_statistics(X,  # n x d covariates (no intercept)
                          z,  # binary treatment (n,)
                          y,  # binary outcome (n,)
@@ -549,7 +549,7 @@ class ReleasePlan:
     noise_scale_variance: float  # $b_V$ = sensitivity_variance / $(\pi\varepsilon)$
     prior_variance_upper: float  # $U_V$: $\sup\hat V^T_m/M$ ('mean'), $s(\hat V^T_m)/(2M)$ ('paper')
 
-
+# %% ../nbs/05_wate.ipynb #558af2c6
 def release_plan(estimand: str,  # 'ATE', 'ATT' or 'ATC'
                  n_partitions: int,  # $M$
                  partition_size: int,  # $n_m$, the smallest partition's size
@@ -1086,7 +1086,7 @@ def wate_estimands(data: pd.DataFrame | None = None,  # a frame holding the colu
     rows = dict(cd=cd, frame=frame, diagnostics=bool(diagnostics))
     return run_release(run, rows, statistics=_wate_statistics, release=_wate_release, ledger=ledger, rng=rng, diagnostics=diagnostics)
 
-
+# %% ../nbs/05_wate.ipynb #2778176c
 @renamed(n_rows='n')
 def wate(data: pd.DataFrame | None = None,  # a frame holding the columns below, or None to pass arrays
          *,
@@ -1253,7 +1253,7 @@ def wate_paper_design(eta: float,  # $\eta$ (2 or 4 in the paper)
     draw.name, draw.labels = f'paper (eta={eta:g}, gamma={gamma:g})', dict(eta=eta, gamma=gamma)
     return draw
 
-
+# %% ../nbs/05_wate.ipynb #4644cddc
 def wate_imbalanced_design(**kw,  # keyword arguments of `simulate_imbalanced` (d, treated_share, confounding, effect)
                      ):
     "`simulate_imbalanced` (with its keyword arguments) as a study design."
@@ -1264,7 +1264,7 @@ def wate_imbalanced_design(**kw,  # keyword arguments of `simulate_imbalanced` (
     draw.name, draw.labels = 'imbalanced' + ''.join(f', {k}={v}' for k, v in kw.items()), {}
     return draw
 
-
+# %% ../nbs/05_wate.ipynb #1dcb7adb
 def resampled_design(X,  # n x d covariates of the (public) population
                      z,  # its treatment
                      y,  # its binary outcome

@@ -62,7 +62,7 @@ class CommandLineError(Exception):
         super().__init__(message)
         self.parser = parser
 
-
+# %% ../nbs/09_cli.ipynb #9578eb6c
 class _Parser(argparse.ArgumentParser):
     "argparse's parser (its subcommands too), whose usage errors `main` reports as one JSON document under `--json`."
     def error(self, message):
@@ -161,7 +161,7 @@ def dask_client(address: str,  # --dask: 'local', or the address of a running sc
     except (OSError, TimeoutError) as e: raise RuntimeError(f'--dask: cannot reach the scheduler at {address} ({e})') from None
     with client: yield client
 
-
+# %% ../nbs/09_cli.ipynb #c9f33f20
 def read_table_dask(source: str,  # a Parquet or CSV file or glob (or a directory of Parquet files; or a URL the workers can read)
                    ):
     "The data of an estimator command as a Dask DataFrame whose partitions the workers read: Parquet or CSV files."
@@ -869,7 +869,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
-
+# %% ../nbs/09_cli.ipynb #e0cfce86
 _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
 
 
@@ -880,7 +880,7 @@ def error_document(message: str,  # the error message, in the command line's ter
     m = _FLAG.search(message)
     return {'error': message, 'flag': m.group(0) if m else None, **({'warnings': list(warned)} if warned else {})}
 
-
+# %% ../nbs/09_cli.ipynb #3e7e9380
 def _fail(message: str, caught) -> None:
     "Exit 2 with the error on standard error: 'privcausal: error: ...', or under --json one JSON document (with the run's warnings)."
     if _ACTIVE['json']:

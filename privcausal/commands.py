@@ -32,7 +32,7 @@ def parse_pair(text: str,  # 'LO:HI' or 'LO,HI' (or one number, for a symmetric 
     lo, _, hi = text.partition(sep)
     return (_number(lo, flag), _number(hi, flag))
 
-
+# %% ../nbs/09b_commands.ipynb #2afc55ec
 def parse_bounds_map(text: str,  # 'COL=LO:HI,COL=LO:HI' (several flags are joined with commas)
                      flag: str = '--covariate-bounds',  # the flag, named in errors
                     ) -> dict:
@@ -46,14 +46,14 @@ def parse_bounds_map(text: str,  # 'COL=LO:HI,COL=LO:HI' (several flags are join
         out[col.strip()] = pair
     return out
 
-
+# %% ../nbs/09b_commands.ipynb #ab80d3a1
 def parse_numbers(text: str,  # 'A,B,...'
                   flag: str,  # the flag, named in errors
                  ) -> tuple:
     "Comma-separated numbers as a tuple."
     return tuple(_number(v, flag) for v in text.split(',') if v.strip())
 
-
+# %% ../nbs/09b_commands.ipynb #697c2a69
 def parse_bound(text: str,  # 'B' (for [-B, B]), 'LO,HI' or 'LO:HI'
                 flag: str,  # the flag, named in errors
                ) -> tuple:
@@ -63,7 +63,7 @@ def parse_bound(text: str,  # 'B' (for [-B, B]), 'LO,HI' or 'LO:HI'
     values = tuple(_number(v, flag) for v in parts)
     return (-values[0], values[0]) if len(values) == 1 else values
 
-
+# %% ../nbs/09b_commands.ipynb #3fae98d8
 def parse_both(text: str,  # 'B' (the same for both) or 'B1,B2'
                flag: str,  # the flag, named in errors
               ) -> tuple:
@@ -71,7 +71,7 @@ def parse_both(text: str,  # 'B' (the same for both) or 'B1,B2'
     values = parse_numbers(text, flag)
     return values * 2 if len(values) == 1 else values
 
-
+# %% ../nbs/09b_commands.ipynb #76429643
 def parse_one_or_two(text: str,  # 'M' or 'M1,M0'
                      flag: str,  # the flag, named in errors
                     ) -> float | tuple:
@@ -80,7 +80,7 @@ def parse_one_or_two(text: str,  # 'M' or 'M1,M0'
     if len(values) not in (1, 2): raise ValueError(f'{flag} takes M or M1,M0, got {text!r}')
     return values[0] if len(values) == 1 else values
 
-
+# %% ../nbs/09b_commands.ipynb #46c8b512
 def parse_auto_on_off(text: str,  # 'auto', 'on' or 'off'
                       flag: str,  # the flag, named in errors
                      ) -> bool | None:
@@ -89,7 +89,7 @@ def parse_auto_on_off(text: str,  # 'auto', 'on' or 'off'
     if text not in choices: raise ValueError(f'{flag} takes auto, on or off, got {text!r}')
     return choices[text]
 
-
+# %% ../nbs/09b_commands.ipynb #b940608b
 parse_one_or_two.metavar, parse_auto_on_off.metavar = 'M[,M0]', 'auto|on|off'  # shown in the usage instead of the field's name
 
 
@@ -137,7 +137,7 @@ def terminal_text(doc: str,  # a field's documentation (Markdown with $...$ math
         if '_' in name: doc = re.sub(r'(?<![\w\-])' + re.escape(name) + r'(?![\w(])', flag, doc)
     return re.sub(r'\bNone\b', 'unset', doc)
 
-
+# %% ../nbs/09b_commands.ipynb #24ba61a5
 _PREFIX = (r'\sqrt', r'\mathbf')  # TeX commands that take the next symbol: the space after them goes
 
 
@@ -150,7 +150,7 @@ def doc_choices(doc: str,  # a field's documentation, e.g. "'hajek' (normalised 
     words = re.findall(r"'([\w-]+)'", text)
     return tuple(words) if len(words) >= 2 else ()
 
-
+# %% ../nbs/09b_commands.ipynb #2ac43819
 def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
                    *plan_classes,  # plan classes whose fields become options (the first one's win on a clash)
                    skip=SHARED,  # fields set elsewhere (the common data and release options)
@@ -184,7 +184,7 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
             seen[f.name] = flag
     return seen
 
-
+# %% ../nbs/09b_commands.ipynb #b1fa6d53
 def plan_options(args: argparse.Namespace,  # parsed arguments
                  fields: dict,  # what `plan_arguments` returned
                 ) -> dict:  # keyword arguments for the entry point (only the options given)
@@ -214,7 +214,7 @@ def flag_map(*plan_classes,  # plan classes whose fields have flags
             if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
-
+# %% ../nbs/09b_commands.ipynb #a59549ed
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)

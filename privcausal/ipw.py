@@ -174,7 +174,7 @@ def variance_scale(bounds: tuple,  # $(\omega_1,\omega_2)$
     s_var = _var_block_sensitivity(H1, l1, H0, l0) if estimator == 'hajek' else Hm ** 2
     return math.sqrt(share / (1 - share)) * 2 * Hm / s_var
 
-
+# %% ../nbs/04_ipw.ipynb #9eaff87e
 def hajek_sensitivity(bounds: tuple,  # $(\omega_1,\omega_2)$
                       estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
                       gamma: float = 0.0,  # $\gamma$, the scale of the variance block (0: no block)
@@ -186,7 +186,7 @@ def hajek_sensitivity(bounds: tuple,  # $(\omega_1,\omega_2)$
     switch = sum(2 * Ht ** 2 + g2 * (Ht ** 2 + Ht ** 4 / H ** 2) for Ht in (H1, H0))
     return math.sqrt(max(same(H1, l1), same(H0, l0), switch))
 
-
+# %% ../nbs/04_ipw.ipynb #bc249263
 def hajek_sums(u,  # length-n outcomes divided by $C_y$ (in [-1, 1])
                treatment,  # length-n 0/1
                weight,  # length-n positive weights $w_i$ in each unit's arm, or k x n for k models
@@ -369,7 +369,7 @@ def hajek_interval(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 
     tau = m1[:, None] - m0[None, :]
     return (C * max(float(tau[ok].min()), -2.0), C * min(float(tau[ok].max()), 2.0))
 
-
+# %% ../nbs/04_ipw.ipynb #c92deefd
 @np.errstate(over='ignore', invalid='ignore', divide='ignore')
 def hajek_identified(sums,  # the released (noisy) vector of `hajek_sums`: 4 or 8 numbers
                      bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -433,7 +433,7 @@ def hessian_vector(S,  # k x k symmetric matrix
     i, j = np.triu_indices(S.shape[0], 1)
     return np.concatenate([np.diag(S), math.sqrt(2) * S[i, j]])
 
-
+# %% ../nbs/04_ipw.ipynb #d90f6feb
 def hessian_from_vector(v,  # a vector of `hessian_vector` (noisy or not)
                         k: int,  # the matrix dimension
                        ) -> np.ndarray:  # the symmetric k x k matrix
@@ -444,14 +444,14 @@ def hessian_from_vector(v,  # a vector of `hessian_vector` (noisy or not)
     S[i, j] = S[j, i] = v[k:] / math.sqrt(2)
     return S
 
-
+# %% ../nbs/04_ipw.ipynb #0a54cfe7
 def hessian_ridge(sigma: float,  # $\sigma_H$: noise sd on each coordinate of the released vector
                   k: int,  # the matrix dimension
                  ) -> float:  # $\nu=\sigma_H(\sqrt{2k}+3)$, in units of the summed curvature
     "A public bound on the spectral norm of the curvature release's noise."
     return float(sigma) * (math.sqrt(2 * k) + 3)
 
-
+# %% ../nbs/04_ipw.ipynb #9e957723
 def debias_weights(weights,  # $\mathbf w^\varepsilon$, the released propensity weights
                    hessian,  # the released curvature: the noisy k x k sum $\hat S$
                    n: int,  # rows it was summed over
@@ -469,7 +469,7 @@ def debias_weights(weights,  # $\mathbf w^\varepsilon$, the released propensity 
     except (np.linalg.LinAlgError, ValueError, FloatingPointError): return w.copy()  # never a refusal after the draw
     return out if np.isfinite(out).all() else w.copy()
 
-
+# %% ../nbs/04_ipw.ipynb #91ae1c0a
 MIN_HESSIAN_SHARE = 1e-3  # the default share below which the step is left off (its curvature would be pure noise)
 
 
@@ -699,7 +699,7 @@ def cost(self: IPWPlan) -> PrivacyCost:
                                 params={'sensitivity': self.fit_sensitivity, 'sigma': self.fit_noise_sd}, split=self.split),
                     effect, label=f'PP-IPW {self.estimand}')
 
-
+# %% ../nbs/04_ipw.ipynb #12f9a181
 @patch
 def record(self: IPWPlan, noise, public: tuple = ()) -> PrivacyRecord:
     "The privacy record of a release that executes this plan with `noise`: the overall guarantee and every public input it relies on (then `public`)."
@@ -715,7 +715,7 @@ def record(self: IPWPlan, noise, public: tuple = ()) -> PrivacyRecord:
     return PrivacyRecord(self.epsilon, self.delta, self.privacy_unit, noise.name, noise.is_secure, mech,
                          tuple(inputs) + tuple(public), ())
 
-
+# %% ../nbs/04_ipw.ipynb #7f64c00b
 _DICT_KEYS = ('estimator', 'estimand', 'normalisation', 'target', 'privacy_unit', 'n', 'm', 'n_estimate', 'd', 'constant',
               'epsilon', 'delta', 'epsilon_fit', 'delta_fit', 'epsilon_estimate', 'delta_estimate', 'calibration', 'lam',
               'lam_rule', 'tol', 'fit_sensitivity', 'fit_noise_sd', 'propensity_bounds', 'bounding', 'outcome_bound',

@@ -42,19 +42,19 @@ def public(default=dataclasses.MISSING,  # the default value (omit for a require
     if factory is not dataclasses.MISSING: return dataclasses.field(default_factory=factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
 
-
+# %% ../nbs/01c_method.ipynb #aa193574
 def derived(doc: str = '',  # what the method computed, with its symbol
            ) -> dataclasses.Field:
     "A plan field computed from the public inputs in `__post_init__` (not an argument)."
     return dataclasses.field(init=False, default=None, metadata={'doc': doc, 'flag': None, 'cli': False})
 
-
+# %% ../nbs/01c_method.ipynb #e13b58cd
 def field_flag(f: dataclasses.Field,  # a plan field
               ) -> str:
     "The command-line flag of a plan field."
     return f.metadata.get('flag') or '--' + f.name.replace('_', '-')
 
-
+# %% ../nbs/01c_method.ipynb #1d5add45
 def _has_file(klass) -> bool:
     "Is `klass` defined in a module with a source file? Not in a notebook cell: its module, `__main__`, has none (and fastcore's `docments` reads no `__main__` dataclass)."
     return klass.__module__ != '__main__' and getattr(sys.modules.get(klass.__module__), '__file__', None) is not None
@@ -73,7 +73,7 @@ def exported_twin(klass,  # a class
             return twin if isinstance(twin, type) and twin is not klass else None
     return None
 
-
+# %% ../nbs/01c_method.ipynb #e489d977
 def _cell_source(klass) -> str:
     "The source of a class a notebook cell defined: IPython keeps every cell in `linecache`; the cell is found where the class was created (`Plan` notes it) or through the code of its methods."
     where = [klass.__dict__['_defined_at']] if '_defined_at' in klass.__dict__ else []
@@ -139,7 +139,7 @@ class GaussianStage:
         "$\\mu_i = \\Delta_i/\\sigma_i$ of this stage."
         return self.sensitivity / self.sigma
 
-
+# %% ../nbs/01c_method.ipynb #66f896d7
 def compose_gaussian(epsilon: float,  # $\varepsilon$ of the whole release
                      delta: float,  # $\delta$ of the whole release, in (0, 1)
                      stages: dict,  # name -> (sensitivity, share); shares > 0, normalised to sum to one
@@ -159,7 +159,7 @@ def compose_gaussian(epsilon: float,  # $\varepsilon$ of the whole release
         out.append(GaussianStage(name, float(sensitivity), f, sigma))
     return tuple(out)
 
-
+# %% ../nbs/01c_method.ipynb #9b95b019
 def total_mu(stages,  # `GaussianStage`s
             ) -> float:
     "$\\mu$ of a release made of these stages: $\\sqrt{\\sum_i \\mu_i^2}$."
@@ -172,7 +172,7 @@ def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
     "Set derived fields of a frozen dataclass (inside `__post_init__` only)."
     for k, v in values.items(): object.__setattr__(obj, k, v)
 
-
+# %% ../nbs/01c_method.ipynb #0ba845db
 _BELOW_ONE = math.nextafter(1.0, 0.0)  # the largest epsilon the classical calibration accepts (it needs epsilon < 1)
 
 
@@ -296,7 +296,7 @@ class Sealed:
 
     def __repr__(self): return f'Sealed[CONFIDENTIAL]({np.size(self.vector)} values)'
 
-
+# %% ../nbs/01c_method.ipynb #7a1b9f4c
 def draw_last(sealed: Sealed,  # the statistics
               noise: NoiseSource,  # where the noise comes from
              ) -> np.ndarray:
@@ -309,7 +309,7 @@ def draw_last(sealed: Sealed,  # the statistics
         u = np.clip(np.nan_to_num(v / s), -_HALF_MAX, _HALF_MAX)  # only an absurd epsilon reaches: the quotient stays finite
         return s * np.atleast_1d(add(u, 1.0))
 
-
+# %% ../nbs/01c_method.ipynb #99ce3be7
 def privacy_record(plan: Plan,  # the executed plan
                    noise: NoiseSource,  # the noise source used
                    public: tuple = (),  # (name, value) pairs the guarantee relies on, beyond n, epsilon and delta
@@ -319,7 +319,7 @@ def privacy_record(plan: Plan,  # the executed plan
     return PrivacyRecord(plan.epsilon, plan.delta, plan.privacy_unit, noise.name, noise.is_secure, mech,
                          (('n', plan.n),) + tuple(public))
 
-
+# %% ../nbs/01c_method.ipynb #33fae97c
 def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a `PrivacyCost`) and `record(noise, public)`
                 data,  # whatever `statistics` reads (a frame, `Rows`)
                 *,

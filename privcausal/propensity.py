@@ -126,7 +126,7 @@ def typical_curvature(d: int,  # covariates (without the constant feature)
     s = 1.0 if constant is None else math.sqrt(1 - constant ** 2)
     return s, (s * r) ** 2 / (4 * d)
 
-
+# %% ../nbs/03_propensity.ipynb #78bc5b5f
 def lam_tradeoff(lam,  # $\lambda$ (a number or an array)
                  m: int,  # rows in the fitting part
                  d: int,  # covariates (without the constant feature)
@@ -139,7 +139,7 @@ def lam_tradeoff(lam,  # $\lambda$ (a number or an array)
     s, kappa = typical_curvature(d, constant, r)
     return lam / (kappa + lam), 2 * k * s * r / (m * lam)
 
-
+# %% ../nbs/03_propensity.ipynb #c6286dc9
 def default_lam(m: int,  # $m$, rows in the fitting part (public)
                 d: int,  # covariates (without the constant feature)
                 epsilon: float,  # $\varepsilon$ of the propensity stage
