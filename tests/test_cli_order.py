@@ -82,3 +82,32 @@ def test_effect_asks_the_ledger_for_the_method_that_runs(tables, tmp_path, metho
                           str(tmp_path / 'L.json'), '--budget', '1,1e-9', '--json', '--seed', '1')
     assert (code == 0) == affordable, err
     if not affordable: assert 'refuses PrivacyCost' in json.loads(err)['error']
+
+
+def test_a_forced_ipw_asks_the_ledger_for_its_delta_too(tables, tmp_path):
+    "`effect --method ipw`: a ledger that affords epsilon but not delta refuses before an undeclared level is read (review 6, N1)."
+    ledger = tmp_path / 'L.json'
+    code, _, err = call('effect', tables['badcat'], *EFFECT, '--method', 'ipw', '--ledger', str(ledger), '--budget', '5,1e-12',
+                        '--json', '--seed', '1')
+    doc = _doc(code, err)
+    assert 'refuses PrivacyCost' in doc['error'] and 'Nothing was released' in doc['error'], doc
+
+
+def test_a_reader_error_on_dask_does_not_quote_the_data(tmp_path):
+    "--dask: a string past Dask's dtype sample fails on a worker; neither the error nor the workers' logs show the value (review 6, N2)."
+    pytest.importorskip('distributed')
+    import subprocess, sys
+    r, n = np.random.default_rng(1), 30_000  # larger than the reader's dtype sample: the string is met on a worker
+    df = pd.DataFrame({'x0': r.uniform(-1, 1, n).round(6), 'x1': r.uniform(-1, 1, n).round(6),
+                       't': (r.uniform(size=n) < 0.5).astype(int), 'y': r.uniform(-1, 1, n).round(6)})
+    df['x0'] = df['x0'].astype(object)
+    df.loc[n - 1, 'x0'] = 'secret-value-917'
+    path = tmp_path / 'late_string.csv'
+    df.to_csv(path, index=False)
+    argv = ['ipw', str(path), '--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--clip', '0.05', '--outcome-bound',
+            '1', '--covariate-bound', '1.5', '--epsilon', '1', '--delta', '1e-6', '--dask', 'local', '--json']
+    for extra in (['--dry-run'], ['--seed', '1']):
+        p = subprocess.run([sys.executable, '-m', 'privcausal.cli', *argv, *extra], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 2, (p.stdout, p.stderr[-2000:])
+        assert 'secret-value-917' not in p.stdout + p.stderr, p.stderr[-3000:]
+        assert 'reader\'s own message is not shown' in p.stderr
