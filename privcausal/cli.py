@@ -848,7 +848,7 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #52ae69b1
+# %% ../nbs/09_cli.ipynb #64ddf6c0
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -868,6 +868,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         parser.print_help(sys.stderr)
         raise SystemExit(2)
     _ACTIVE['command'], _ACTIVE['flags'] = args.command, _FLAG_MAPS.get(key)  # errors and warnings name this command's flags
+    _ACTIVE['dask'] = bool(getattr(args, 'dask', None))  # as parsed: --dask X, --dask=X or an abbreviation
     result, text = _COMMANDS[key][2](args)
     print(json.dumps(result, indent=2) if args.json else text)
     return result
@@ -883,7 +884,7 @@ def error_document(message: str,  # the error message, in the command line's ter
     m = _FLAG.search(message)
     return {'error': message, 'flag': m.group(0) if m else None, **({'warnings': list(warned)} if warned else {})}
 
-# %% ../nbs/09_cli.ipynb #ac40583d
+# %% ../nbs/09_cli.ipynb #899ff5cc
 def _fail(message: str, caught) -> None:
     "Exit 2 with the error on standard error: 'privcausal: error: ...', or under --json one JSON document (with the run's warnings)."
     if _ACTIVE['json']:
@@ -897,12 +898,18 @@ _WITHHELD = ("DATA: the Dask workers could not read or convert it (the reader's 
              'value of the data); check that the named columns hold numbers only and that every file has the same columns')
 
 
-def _withheld(e: Exception, argv) -> bool:
+_PACKAGE = os.path.dirname(os.path.abspath(privcausal.__file__))
+
+
+def _withheld(e: Exception) -> bool:
     "Under --dask, an error raised outside privcausal (the CSV reader, pandas on a worker) can quote a value of the data: its text is withheld."
-    if '--dask' not in argv: return False
+    if not _ACTIVE.get('dask'): return False
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None: tb = tb.tb_next
-    return tb is None or not str(tb.tb_frame.f_globals.get('__name__', '')).startswith('privcausal')
+    if tb is None: return True
+    frame = tb.tb_frame  # privcausal's own code, also when this module runs as `python -m privcausal.cli` (__main__)
+    return not (str(frame.f_globals.get('__name__', '')).startswith('privcausal')
+                or os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep))
 
 
 def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
@@ -918,7 +925,7 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         sys.stdout = open(os.devnull, 'w')
     except CommandLineError as e: _fail(f'{e.parser.prog}: {e}', caught)  # argparse's own usage error, under --json only
     except Exception as e:
-        if _withheld(e, argv): _fail(_WITHHELD, caught)
+        if _withheld(e): _fail(_WITHHELD, caught)
         elif isinstance(e, (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError)):
             _fail(str(e) if getattr(e, 'in_flags', False) else flag_message(str(e), _command_flags())[0], caught)  # in the running command's flags
         else: raise
@@ -926,7 +933,7 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         for text in _ACTIVE['warned']: print(f'privcausal: warning: {text}', file=sys.stderr)
         for w in caught: warnings.showwarning(w.message, w.category, w.filename, w.lineno, None, w.line)
     finally:
-        _ACTIVE['json'], _ACTIVE['flags'] = False, None
+        _ACTIVE['json'], _ACTIVE['flags'], _ACTIVE['dask'] = False, None, False
 
 # %% ../nbs/09_cli.ipynb #dfd0abda
 #| eval: false

@@ -105,9 +105,12 @@ def test_a_reader_error_on_dask_does_not_quote_the_data(tmp_path):
     path = tmp_path / 'late_string.csv'
     df.to_csv(path, index=False)
     argv = ['ipw', str(path), '--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--clip', '0.05', '--outcome-bound',
-            '1', '--covariate-bound', '1.5', '--epsilon', '1', '--delta', '1e-6', '--dask', 'local', '--json']
-    for extra in (['--dry-run'], ['--seed', '1']):
+            '1', '--covariate-bound', '1.5', '--epsilon', '1', '--delta', '1e-6', '--json']
+    for extra in (['--dask', 'local', '--dry-run'], ['--dask=local', '--seed', '1'], ['--das', 'local', '--dry-run']):  # any spelling argparse takes
         p = subprocess.run([sys.executable, '-m', 'privcausal.cli', *argv, *extra], capture_output=True, text=True, timeout=300)
         assert p.returncode == 2, (p.stdout, p.stderr[-2000:])
         assert 'secret-value-917' not in p.stdout + p.stderr, p.stderr[-3000:]
         assert 'reader\'s own message is not shown' in p.stderr
+    own = [a if a != 'x0,x1' else 'x0,nosuch' for a in argv]  # privcausal's own error (also run as `-m`, i.e. __main__) is shown
+    p = subprocess.run([sys.executable, '-m', 'privcausal.cli', *own, '--dask=local', '--dry-run'], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "['nosuch'] are not columns of DATA" in p.stderr, p.stderr[-2000:]
