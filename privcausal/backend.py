@@ -640,7 +640,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n, arguments=arguments)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #7bf9b30c
+# %% ../nbs/02b_backend.ipynb #e21e47ac
 def _free_column(name, taken):
     "`name`, with leading underscores until it is not one of `taken` (a covariate may be called 'treatment')."
     while name in taken: name = '_' + name
@@ -663,6 +663,14 @@ def _argument_values(v, name) -> tuple:  # (a numeric numpy array or None, an ob
                     'privcausal does not parse strings or drop imaginary parts.')
 
 
+def _pending_rows(*groups) -> PendingRows:  # dicts column -> (values, argument or None when typed, column named)
+    "`PendingRows` of the arrays' columns in the order of `groups` (covariates, outcome, treatment: as `causal_rows`): a column with an argument is pending, one without is typed."
+    cols = {c: v for g in groups for c, v in g.items()}
+    pending = {c: v for c, v in cols.items() if v[1] is not None}
+    base = pd.DataFrame({c: pd.Series(v, dtype=object, copy=False) if c in pending else v for c, (v, _, _) in cols.items()}, copy=False)
+    return PendingRows(base, pending)
+
+
 def _vector(v, name, two_d_ok=False):
     "A 1-d argument (treatment, outcome): (numeric array or None, object array or None), its shape checked."
     a, raw = _argument_values(v, name)
@@ -672,7 +680,7 @@ def _vector(v, name, two_d_ok=False):
     if b.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {b.shape}')
     return a, raw
 
-# %% ../nbs/02b_backend.ipynb #e29a662f
+# %% ../nbs/02b_backend.ipynb #62649d5e
 def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1-d: one covariate)
                 treatment,  # length-n 0/1 treatment (array, list or Series)
                 outcome=None,  # length-n outcome (array, list or Series); None: no outcome (a propensity model)
@@ -711,16 +719,10 @@ def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1
     if dups := sorted({c for c in names if names.count(c) > 1}):
         raise ValueError(f'data has duplicated column names {dups}: rename them so that each column has one name')
     if not names and min_covariates: raise ValueError('covariates: at least one covariate column is needed')
-    base, pending = {}, {}
-    for j, c in enumerate(names):
-        base[c] = B[:, j]
-        if raw_X is not None: pending[c] = (B[:, j], 'X', c)
-    for c, a, raw, arg in ((yc, y, raw_y, 'outcome'), (tc, t, raw_t, 'treatment')):
-        if c is None: continue
-        base[c] = a if raw is None else raw
-        if raw is not None: pending[c] = (raw, arg, None)
-    base = pd.DataFrame({c: pd.Series(v, dtype=object, copy=False) if c in pending else v for c, v in base.items()}, copy=False)
-    return CausalRows(as_rows(PendingRows(base, pending), n=n), names, yc, tc)  # columns ordered as `causal_rows` orders them
+    rows = _pending_rows({c: (B[:, j], None if raw_X is None else 'X', c) for j, c in enumerate(names)},
+                         {yc: (y, None, None) if raw_y is None else (raw_y, 'outcome', None)} if yc else {},
+                         {tc: (t, None, None) if raw_t is None else (raw_t, 'treatment', None)})
+    return CausalRows(as_rows(rows, n=n), names, yc, tc)
 
 # %% ../nbs/02b_backend.ipynb #6d8d31b9
 _BALL_TOL = 1e-12  # as in privcausal.propensity: rounding slack of a row at norm 1 after division

@@ -120,7 +120,21 @@ def _anm_calls():
             for name, (x, y) in cases.items()]
 
 
-CALLS = _array_calls() + _frame_calls() + _anm_calls()
+def _wate_frame_calls():
+    "WATE on a frame with a binary outcome, directly and through `effect(method='wate')`, with declared covariate bounds."
+    out = []
+    for column, value in (('a', SECRET), ('t', None), ('y', HUGE)):
+        df = pd.DataFrame({'a': X[:, 0], 'b': X[:, 1], 't': T, 'y': YB})
+        df[column] = _with(df[column].to_numpy(), value)
+        kw = dict(outcome='y', treatment='t', covariates=['a', 'b'], covariate_bounds={'a': (-1, 1), 'b': (-1, 1)}, epsilon=1)
+        calls = {'wate (frame)': lambda L, df=df: wate(df, **kw, ledger=L, rng=np.random.default_rng(1)),
+                 'effect(method=wate)': lambda L, df=df: effect(df, **kw, outcome_bounds=(0, 1), outcome_type='binary', method='wate',
+                                                                delta=1e-6, ledger=L, rng=np.random.default_rng(1))}
+        out += [pytest.param(fn, id=f'{entry}: column {column} holds {type(value).__name__}') for entry, fn in calls.items()]
+    return out
+
+
+CALLS = _array_calls() + _frame_calls() + _wate_frame_calls() + _anm_calls()
 
 
 @pytest.mark.parametrize('call', CALLS)
