@@ -32,9 +32,9 @@ __all__ = ['LAM_MIN', 'MAX_TRAIN', 'SCORES', 'PRIVATE_SCORES', 'split_sizes', 's
            'plan_direction', 'ANMResult', 'release_direction', 'private_direction', 'anm_direction', 'ANMDiagnostics',
            'diagnostics']
 
-# %% ../nbs/07_anm.ipynb #42626e48
+# %% ../nbs/07_anm.ipynb #402c9d06
 from .checks import (check_delta, check_epsilon, check_finite_number, check_fraction, check_int, check_lam,
-                               check_positive, patch)
+                               check_positive, dtype_from_values, patch)
 
 # %% ../nbs/07_anm.ipynb #bbee8e42
 def split_sizes(n: int,  # number of records (public)
@@ -253,17 +253,17 @@ def variance_score(a: np.ndarray,  # first variable (length $m$), e.g. the test 
     with np.errstate(divide='ignore'):
         return float(np.log(np.var(a)) + np.log(np.var(b)))
 
-# %% ../nbs/07_anm.ipynb #6146402f
+# %% ../nbs/07_anm.ipynb #a0457f53
 SCORES = ('spearman', 'kendall', 'hsic', 'iqr', 'variance')
 PRIVATE_SCORES = ('spearman', 'kendall', 'hsic', 'iqr')
 
 
 def _xy_arrays(x, y):
-    "x and y as arrays, checked from their metadata only (dtype, shape, lengths, at least 8 records): no value is read."
+    "x and y as arrays, checked from their metadata only (dtype, shape, lengths, at least 8 records): no value is read. A list or an object or string array, whose dtype its values decide, is held as objects here and refused or accepted by `_check_xy`, after the ledger check."
     out = []
     for v, name in ((x, 'x'), (y, 'y')):
-        raw = np.asarray(v)
-        if raw.dtype.kind not in 'biuf':  # strings (even numeric ones) and objects are refused, not converted
+        raw = np.asarray(v, dtype=object) if dtype_from_values(v) else np.asarray(v)
+        if raw.dtype.kind not in 'biufO':  # a declared dtype that is not real numbers (complex, dates)
             raise TypeError(f'{name} must be numeric (ints, floats or bools), got values of dtype {raw.dtype}')
         if raw.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {raw.shape}')
         out.append(raw)
@@ -273,10 +273,17 @@ def _xy_arrays(x, y):
 
 
 def _check_xy(x, y):
-    "x and y as float arrays: `_xy_arrays`, then their values (finite). A refusal that reads the data: after the ledger check."
-    out = [a.astype(float) for a in _xy_arrays(x, y)]
-    for a, name in zip(out, 'xy'):
+    "x and y as float arrays: `_xy_arrays`, then their values (numbers, finite). A refusal that reads the data: after the ledger check."
+    _xy_arrays(x, y)
+    out = []
+    for v, name in ((x, 'x'), (y, 'y')):
+        a = np.asarray(v)  # a list of numbers gives numbers; one string or None gives strings or objects
+        if a.dtype.kind not in 'biuf':  # strings (even numeric ones) and objects are refused, not converted; no value shown
+            raise TypeError(f'{name} must be numeric (ints, floats or bools); it holds other values (strings, None, objects), '
+                            'not shown because they come from the data')
+        a = a.astype(float)
         if not np.all(np.isfinite(a)): raise ValueError(f'{name} must be finite: it holds NaN or infinite values')
+        out.append(a)
     return out
 
 # %% ../nbs/07_anm.ipynb #c359223d

@@ -18,13 +18,14 @@ from scipy.special import expit
 
 # %% auto #0
 __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_permutation', 'split_mask', 'partition_labels',
-           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'as_rows', 'MappedRows', 'mapped_rows',
-           'CausalRows', 'causal_rows', 'ERMFit', 'accelerated_steps', 'fit_logistic_rows', 'logistic_hessian_rows',
-           'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows', 'fit_logistic_unpenalised_rows', 'stack_groups',
-           'partition_map']
+           'partition_index', 'Rows', 'PandasRows', 'is_dask_frame', 'DaskRows', 'PendingRows', 'as_rows', 'MappedRows',
+           'mapped_rows', 'CausalRows', 'causal_rows', 'arrays_rows', 'ERMFit', 'accelerated_steps',
+           'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
+           'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #f5fdf93f
-from .checks import ESTIMANDS, check_binary_treatment, check_constant, check_finite, check_positive, check_size, row_norms
+# %% ../nbs/02b_backend.ipynb #e41e389a
+from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_constant, check_finite,
+                              check_positive, check_same_index, check_size, dtype_from_values, row_norms)
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
@@ -191,13 +192,14 @@ def _labels_for(labels_fn, index, n_groups):
         raise ValueError(f'labels_fn must return one integer label in [0, {n_groups}) per row')
     return labels.astype(np.int64)
 
-# %% ../nbs/02b_backend.ipynb #b6ccb98b
-def _check_columns(dtypes, columns, what='columns'):
-    "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool."
+# %% ../nbs/02b_backend.ipynb #747d8796
+def _check_columns(dtypes, columns, what='columns', later=False):
+    "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool (`later`: or of a dtype their values decide, object or strings, to be converted at the first pass)."
     columns = [columns] if isinstance(columns, str) or not np.iterable(columns) else list(columns)
     missing = [c for c in columns if c not in dtypes.index]
     if missing: raise ValueError(f'{what}: {missing} are not columns of the data; its columns are {list(dtypes.index)}')
-    bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c]))
+    bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c])
+                                      or (later and dtype_from_values(dtypes[c])))
            or pd.api.types.is_complex_dtype(dtypes[c])]
     if bad: raise TypeError(f'{what}: columns {bad} must have a numeric or bool dtype (dummy-code categories first)')
     return columns
@@ -487,17 +489,55 @@ class DaskRows(Rows):
         order = np.argsort(np.concatenate([r[0] for r in done]))
         return _tree_map(lambda leaf: np.asarray(leaf)[order], _concat_trees([r[1] for r in done]))
 
-# %% ../nbs/02b_backend.ipynb #bf176831
+# %% ../nbs/02b_backend.ipynb #ddf1b271
+class PendingRows(Rows):
+    "Rows of a pandas frame some of whose columns have a dtype their values decided (object, strings): declared float64, converted (`privcausal.checks.as_real_floats`) at the first pass, once; the estimators make it after the ledger check."
+    backend = 'pandas'
+
+    def __init__(self,
+                 base: pd.DataFrame,  # the rows, the pending columns as they are
+                 pending: dict,  # column -> (its values, the argument named in a refusal, the column named or None)
+                 chunk_rows: int | None = None,  # rows per chunk, as `PandasRows`
+                 _done: dict | None = None,  # the converted frame, shared by the `chunked` copies
+                ):
+        self.base, self.pending, self.chunk_rows = base, dict(pending), chunk_rows
+        self._done = {} if _done is None else _done
+        self.n = len(base)
+        self.dtypes = pd.Series({c: np.dtype(np.float64) if c in self.pending else t for c, t in base.dtypes.items()}, dtype=object)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        "The rows with the pending columns converted to floats (or refused): the first read of their values."
+        if 'frame' not in self._done:
+            frame = self.base.copy(deep=False)
+            for c, args in self.pending.items(): frame[c] = as_real_floats(*args)
+            self._done['frame'] = frame
+        return self._done['frame']
+
+    def chunked(self, chunk_rows: int) -> PendingRows:
+        "The same rows (still pending), processed in chunks of `chunk_rows` rows."
+        return PendingRows(self.base, self.pending, check_size(chunk_rows, 'chunk_rows'), self._done)
+
+    def map_reduce(self, fn, columns=None): return PandasRows(self.frame, self.chunk_rows).map_reduce(fn, columns)
+
+    def group_map(self, labels_fn, fn, n_groups: int, columns=None):
+        return PandasRows(self.frame, self.chunk_rows).group_map(labels_fn, fn, n_groups, columns)
+
+# %% ../nbs/02b_backend.ipynb #786cfd0c
 def as_rows(frame,  # a pandas DataFrame, a dask.dataframe.DataFrame, or `Rows` (returned as is)
             columns=None,  # keep only these columns (all by default)
             n: int | None = None,  # the declared (public) number of rows, checked against the data's
             chunk_rows: int | None = None,  # pandas only: process this many rows at a time (default: all at once)
+            arguments: dict | None = None,  # column -> the argument a refusal of its values names (default 'data')
            ) -> Rows:
-    "Wrap a frame so that the estimators' statistics run where its rows live."
+    "Wrap a frame so that the estimators' statistics run where its rows live (a pandas column whose dtype its values decided: `PendingRows`)."
     if isinstance(frame, Rows): rows = frame
     elif isinstance(frame, pd.DataFrame):
         if not frame.columns.is_unique: raise ValueError('frame has duplicate column names')
-        rows = PandasRows(frame if columns is None else frame[_check_columns(frame.dtypes, columns)], chunk_rows)
+        cols = None if columns is None else _check_columns(frame.dtypes, columns, later=True)
+        later = [] if cols is None else [c for c in cols if dtype_from_values(frame.dtypes[c])]
+        rows = (PendingRows(frame[cols], {c: (frame[c], (arguments or {}).get(c, 'data'), c) for c in later}, chunk_rows) if later
+                else PandasRows(frame if cols is None else frame[cols], chunk_rows))
     elif (DF := _dask_dataframe_type()) is not None and isinstance(frame, DF):
         if not frame.columns.is_unique: raise ValueError('frame has duplicate column names')
         rows = DaskRows(frame if columns is None else frame[_check_columns(frame.dtypes, columns)])
@@ -563,7 +603,7 @@ class CausalRows:
 
     def __repr__(self): return f'CausalRows(n={self.n}, d={self.d}, backend={self.rows.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #d46ce909
+# %% ../nbs/02b_backend.ipynb #0ef3f0c0
 def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
                 *,
                 outcome,  # outcome column name (None: no outcome, e.g. a propensity model)
@@ -590,13 +630,99 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     clash = [c for c in covariates if c in named.values()]
     if clash: raise ValueError(f'covariates must not include the outcome or treatment column; found {clash}')
     if not covariates: raise ValueError('covariates: at least one covariate column is needed')
-    try: _check_columns(frame.dtypes, covariates, 'covariates')
+    later = isinstance(frame, pd.DataFrame)  # pandas: a dtype the values decided is converted at the first pass
+    try: _check_columns(frame.dtypes, covariates, 'covariates', later)
     except TypeError:
         raise TypeError('covariates must be numeric; dummy-code categorical columns with their PUBLIC levels first '
                         '(privcausal.data.dummy_code, e.g. in ddf.map_partitions)') from None
-    for arg, col in named.items(): _check_columns(frame.dtypes, col, arg)
-    rows = as_rows(frame, columns=covariates + list(named.values()), n=n)
+    for arg, col in named.items(): _check_columns(frame.dtypes, col, arg, later)
+    arguments = {**{c: 'covariates' for c in covariates}, **{col: arg for arg, col in named.items()}}
+    rows = as_rows(frame, columns=covariates + list(named.values()), n=n, arguments=arguments)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
+
+# %% ../nbs/02b_backend.ipynb #e21e47ac
+def _free_column(name, taken):
+    "`name`, with leading underscores until it is not one of `taken` (a covariate may be called 'treatment')."
+    while name in taken: name = '_' + name
+    return name
+
+
+def _argument_values(v, name) -> tuple:  # (a numeric numpy array or None, an object array to convert later or None)
+    "An argument from its dtype alone: a numeric numpy array (pandas' nullable dtypes as floats, NA as NaN), or its values as an object array to convert after the ledger check when values decide its dtype; another dtype (complex, dates) is refused from the dtype."
+    if isinstance(v, (pd.Series, pd.DataFrame, pd.Index)) and not dtype_from_values(v):
+        dtypes = v.dtypes if isinstance(v, pd.DataFrame) else pd.Series([v.dtype])
+        if all((pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)) and not pd.api.types.is_complex_dtype(d)
+               for d in dtypes):
+            plain = all(isinstance(d, np.dtype) for d in dtypes)
+            return (v.to_numpy() if plain and len(set(dtypes)) == 1 else v.to_numpy(dtype=float, na_value=np.nan)), None
+        v = v.to_numpy()  # e.g. categories: the dtype of their values
+    if dtype_from_values(v):
+        return None, (v.to_numpy(dtype=object) if isinstance(v, (pd.Series, pd.DataFrame, pd.Index)) else np.asarray(v, dtype=object))
+    if v.dtype.kind in 'biuf': return v, None
+    raise TypeError(f'{name} must be numeric (ints, floats or bools); got dtype {v.dtype}. Convert or dummy-code it first; '
+                    'privcausal does not parse strings or drop imaginary parts.')
+
+
+def _pending_rows(*groups) -> PendingRows:  # dicts column -> (values, argument or None when typed, column named)
+    "`PendingRows` of the arrays' columns in the order of `groups` (covariates, outcome, treatment: as `causal_rows`): a column with an argument is pending, one without is typed."
+    cols = {c: v for g in groups for c, v in g.items()}
+    pending = {c: v for c, v in cols.items() if v[1] is not None}
+    base = pd.DataFrame({c: pd.Series(v, dtype=object, copy=False) if c in pending else v for c, (v, _, _) in cols.items()}, copy=False)
+    return PendingRows(base, pending)
+
+
+def _vector(v, name, two_d_ok=False):
+    "A 1-d argument (treatment, outcome): (numeric array or None, object array or None), its shape checked."
+    a, raw = _argument_values(v, name)
+    b = a if a is not None else raw
+    if two_d_ok and b.ndim == 2 and b.shape[1] == 1: a, raw = (None if a is None else a[:, 0]), (None if raw is None else raw[:, 0])
+    b = a if a is not None else raw
+    if b.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {b.shape}')
+    return a, raw
+
+# %% ../nbs/02b_backend.ipynb #62649d5e
+def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1-d: one covariate)
+                treatment,  # length-n 0/1 treatment (array, list or Series)
+                outcome=None,  # length-n outcome (array, list or Series); None: no outcome (a propensity model)
+                covariates=None,  # names for the columns of `X` (default: a DataFrame's own, else x0, x1, ...)
+                n: int | None = None,  # the declared (public) number of rows, checked against the data; None = counted
+                min_covariates: int = 1,  # 0: `X` may have no columns (an estimator that then compares the arms' means)
+               ) -> CausalRows:
+    "Arrays as an estimator's rows, checked from metadata only (numeric dtypes, shapes, lengths, pandas indexes; no value read): a pandas frame over the same float covariate array, or `PendingRows` when the values decide a dtype."
+    if X is None: raise TypeError('X is required when data is None (or pass a DataFrame as data)')
+    check_same_index(X=X, outcome=outcome, treatment=treatment)
+    if isinstance(X, pd.DataFrame):
+        dups = list(dict.fromkeys(c for c in X.columns[X.columns.duplicated()]))
+        if dups: raise ValueError(f'X has duplicated column names {dups}: rename them so that each column has one name')
+        if covariates is None: covariates = list(X.columns)
+    A, raw_X = _argument_values(X, 'X')
+    B = raw_X if A is None else A if A.dtype == np.float64 else A.astype(np.float64)  # floats: a view when they are already
+    if B.ndim == 1: B = B[:, None]
+    if B.ndim != 2: raise ValueError(f'X must be 1-d or 2-d (rows first), got shape {B.shape}')
+    names = tuple(f'x{j}' for j in range(B.shape[1])) if covariates is None else \
+        tuple(str(c) for c in ([covariates] if isinstance(covariates, str) else covariates))
+    if len(names) != B.shape[1]: raise ValueError(f'covariates has {len(names)} names but X has {B.shape[1]} columns')
+    (t, raw_t), (y, raw_y) = _vector(treatment, 'treatment', True), (None, None) if outcome is None else _vector(outcome, 'outcome')
+    sizes = {'outcome': len(y if raw_y is None else raw_y)} if outcome is not None else {}
+    sizes |= {'treatment': len(t if raw_t is None else raw_t), 'X': len(B)}
+    if outcome is None and sizes['treatment'] != len(B): raise ValueError(f'treatment has {sizes["treatment"]} rows but X has {len(B)}')
+    if len(set(sizes.values())) > 1:
+        raise ValueError('outcome, treatment and X must have the same number of rows; got ' + ', '.join(f'{k}: {v}' for k, v in sizes.items()))
+    if outcome is not None and len(B) == 0: raise ValueError('data is empty: outcome, treatment and X have no rows')
+    tc = _free_column('treatment', names)
+    yc = None if outcome is None else _free_column('outcome', names + (tc,))
+    if not names and not min_covariates:  # no covariates: the outcome and treatment columns alone
+        B, raw_X = np.zeros((len(B), 0)), None
+    elif raw_X is None and raw_t is None and raw_y is None:  # typed: one frame over the same memory
+        frame = pd.DataFrame(B, columns=list(names), copy=False).assign(**{tc: t, **({} if yc is None else {yc: y})})
+        return causal_rows(frame, outcome=yc, treatment=tc, covariates=list(names), n=n)
+    if dups := sorted({c for c in names if names.count(c) > 1}):
+        raise ValueError(f'data has duplicated column names {dups}: rename them so that each column has one name')
+    if not names and min_covariates: raise ValueError('covariates: at least one covariate column is needed')
+    rows = _pending_rows({c: (B[:, j], None if raw_X is None else 'X', c) for j, c in enumerate(names)},
+                         {yc: (y, None, None) if raw_y is None else (raw_y, 'outcome', None)} if yc else {},
+                         {tc: (t, None, None) if raw_t is None else (raw_t, 'treatment', None)})
+    return CausalRows(as_rows(rows, n=n), names, yc, tc)
 
 # %% ../nbs/02b_backend.ipynb #6d8d31b9
 _BALL_TOL = 1e-12  # as in privcausal.propensity: rounding slack of a row at norm 1 after division

@@ -17,9 +17,9 @@ import pandas as pd
 __all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'check_epsilon', 'check_delta',
            'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
            'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
-           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'check_finite',
-           'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
-           'project_to_unit_ball', 'check_unit_ball', 'patch', 'user_stacklevel']
+           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'dtype_from_values',
+           'as_real_floats', 'check_finite', 'check_binary_treatment', 'check_binary_outcome', 'check_same_index',
+           'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch', 'user_stacklevel']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -287,6 +287,37 @@ def check_numeric_dtype(X,  # an array, Series or DataFrame
         where = '' if col is None else f' (column {col!r})'
         raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; got dtype {v.dtype}. '
                         'Convert or dummy-code it first; privcausal does not parse strings or drop imaginary parts.')
+
+# %% ../nbs/00a_checks.ipynb #c0716481
+def _value_typed(dtype) -> bool:
+    "Is `dtype` one that values decide: numpy object or text, or a pandas string dtype?"
+    return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in 'OSU')
+
+
+def dtype_from_values(values,  # an argument (a list, tuple, numpy array or pandas object), or a dtype
+                     ) -> bool:
+    "Is the dtype of `values` decided by the values it holds? True for lists, tuples and other sequences, and for object or string dtypes (a DataFrame: any column); False for an array or column of a numeric (or another declared) dtype, which is metadata."
+    if isinstance(values, (np.dtype, pd.api.extensions.ExtensionDtype)): return _value_typed(values)
+    if isinstance(values, pd.DataFrame): return any(_value_typed(d) for d in values.dtypes)
+    if isinstance(values, (np.ndarray, pd.Series, pd.Index)): return _value_typed(values.dtype)
+    return True
+
+
+def as_real_floats(values,  # values whose dtype comes from them (`dtype_from_values`), e.g. an object array
+                   name: str,  # the argument named in the message
+                   column=None,  # the column named in the message, if any
+                  ) -> np.ndarray:  # `values` as float64, same shape
+    "`values` as floats if every one is a real number (int, float, bool); else `TypeError` (`ValueError` for a number too large for a float) naming `name` and `column`, never a value. Call it after the ledger check."
+    where = '' if column is None else f' (column {column!r})'
+    a = values.to_numpy(dtype=object) if isinstance(values, (pd.Series, pd.Index, pd.DataFrame)) else np.asarray(values, dtype=object)
+    if not all(isinstance(e, (numbers.Real, np.bool_)) for e in a.flat):
+        raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; it holds other values (strings, None, '
+                        'complex numbers...), not shown because they come from the data. Convert or dummy-code it first; '
+                        'privcausal does not parse strings or drop imaginary parts.')
+    try: return a.astype(np.float64)
+    except (OverflowError, TypeError, ValueError):  # an int beyond the range of a float, or a number that will not convert
+        raise ValueError(f'{name}{where} holds a number that is not finite as a float (not shown: it comes from the data). '
+                         'Drop or rescale it first; privcausal does not do it silently.') from None
 
 # %% ../nbs/00a_checks.ipynb #857ba3ea
 def _complex_columns(values) -> list:

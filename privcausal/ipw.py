@@ -43,7 +43,7 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'hajek_identified', 'random_split', 'check_fit_fraction', 'split_column_mask', 'hessian_vector',
            'hessian_from_vector', 'hessian_ridge', 'debias_weights', 'debias_rule', 'check_bound_vocabulary',
            'ipw_outcome_scale', 'IPWPlan', 'plan_ipw', 'ipw_min_rows', 'Stage', 'IPWRelease', 'IPWDiagnostics',
-           'hajek_pvalue', 'arrays_frame', 'pp_ipw']
+           'hajek_pvalue', 'pp_ipw']
 
 # %% ../nbs/04_ipw.ipynb #4ba1ced1
 from .checks import (ESTIMANDS, user_stacklevel, check_binary_treatment, check_bound, check_calibration, check_choice,
@@ -1161,7 +1161,9 @@ def _ipw_plot(self, ax=None,  # matplotlib Axes to draw on (default: a new figur
 IPWRelease.pvalue, IPWRelease.plot = _ipw_pvalue, _ipw_plot  # methods, as functions to keep the class cell short
 IPWRelease.interval_std_error = property(_interval_std_error, doc=_interval_std_error.__doc__)
 
-# %% ../nbs/04_ipw.ipynb #38fc10f5
+# %% ../nbs/04_ipw.ipynb #18515fb1
+from .backend import arrays_rows
+
 _CHUNK_ROWS = 2 ** 15  # rows per chunk of in-memory rows in PP-IPW's passes (measured: benchmarks/speed_results.txt)
 
 
@@ -1172,60 +1174,12 @@ def _column_name(preferred, taken, default):
     return name
 
 
-def _numbers(v, name):
-    "A 1-d or 2-d input (array, list or pandas object) as a numpy array, from its dtype alone: numeric kinds as they are, pandas' nullable ones as floats (NA as NaN), numbers held as objects as floats; strings and complex refused (`TypeError`)."
-    if isinstance(v, (pd.Series, pd.DataFrame, pd.Index)):
-        dtypes = v.dtypes if isinstance(v, pd.DataFrame) else pd.Series([v.dtype])
-        if all((pd.api.types.is_numeric_dtype(d) or pd.api.types.is_bool_dtype(d)) and not pd.api.types.is_complex_dtype(d)
-               for d in dtypes):
-            plain = all(isinstance(d, np.dtype) for d in dtypes)
-            return v.to_numpy() if plain and len(set(dtypes)) == 1 else v.to_numpy(dtype=float, na_value=np.nan)
-    a = v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame, pd.Index)) else np.asarray(v)
-    if a.dtype.kind in 'biuf': return a
-    check_numeric_dtype(a, name)  # strings, complex: refused from the dtype (numbers held as objects pass)
-    return a.astype(float)
-
-
-def arrays_frame(X,  # n x d covariates (array, list or DataFrame; 1-d: one covariate)
-                 outcome,  # length-n outcome (array, list or Series)
-                 treatment,  # length-n 0/1 treatment (array, list or Series)
-                 covariates=None,  # names for the columns of `X` (default: a DataFrame's own, else x0, x1, ...)
-                ) -> tuple:  # (a pandas frame, the covariate names, its treatment column, its outcome column)
-    "Arrays as one pandas frame, checked from metadata only (dtype kinds, shapes, lengths, pandas indexes): no value is read, so the values are checked by the row functions, in the statistics, after the ledger check; a float `X` is not copied."
-    if X is None: raise TypeError('X is required when data is None (or pass a DataFrame as data)')
-    check_same_index(X=X, outcome=outcome, treatment=treatment)
-    if isinstance(X, pd.DataFrame):
-        dups = list(dict.fromkeys(c for c in X.columns[X.columns.duplicated()]))
-        if dups: raise ValueError(f'X has duplicated column names {dups}: rename them so that each column has one name')
-        if covariates is None: covariates = list(X.columns)
-    A = _numbers(X, 'X')
-    A = A if A.dtype == np.float64 else A.astype(np.float64)  # the covariates as floats (a view when they are already)
-    if A.ndim == 1: A = A[:, None]
-    if A.ndim != 2: raise ValueError(f'X must be 1-d or 2-d (rows first), got shape {A.shape}')
-    names = tuple(f'x{j}' for j in range(A.shape[1])) if covariates is None else \
-        tuple(str(c) for c in ([covariates] if isinstance(covariates, str) else covariates))
-    if len(names) != A.shape[1]: raise ValueError(f'covariates has {len(names)} names but X has {A.shape[1]} columns')
-    y, t = _numbers(outcome, 'outcome'), _numbers(treatment, 'treatment')
-    if y.ndim != 1: raise ValueError(f'outcome must be 1-d, got shape {y.shape}')
-    if t.ndim == 2 and t.shape[1] == 1: t = t[:, 0]
-    if t.ndim != 1: raise ValueError(f'treatment must be 1-d, got shape {t.shape}')
-    sizes = {'outcome': len(y), 'treatment': len(t), 'X': len(A)}
-    if len(set(sizes.values())) > 1:
-        raise ValueError('outcome, treatment and X must have the same number of rows; got ' + ', '.join(f'{k}: {v}' for k, v in sizes.items()))
-    if len(A) == 0: raise ValueError('data is empty: outcome, treatment and X have no rows')
-    tc = _column_name(None, names, 'treatment')
-    yc = _column_name(None, names + (tc,), 'outcome')
-    return pd.DataFrame(A, columns=list(names), copy=False).assign(**{tc: t, yc: y}), names, tc, yc
-
-
 def _ipw_rows(data, outcome, treatment, covariates, X, n) -> CausalRows:
-    "The input as rows where they live, columns checked from metadata: a pandas or Dask frame as it is (not copied); arrays as a frame over the same covariate array (`arrays_frame`, no value read); a `CausalData` (validated when the user made it) likewise."
+    "The input as rows where they live, columns checked from metadata: a pandas or Dask frame as it is (not copied); arrays as a frame over the same covariate array (`privcausal.backend.arrays_rows`, no value read); a `CausalData` (validated when the user made it) likewise."
     if isinstance(data, pd.DataFrame) or is_dask_frame(data):
         if X is not None: raise TypeError('pass either data with column names, or X with arrays, not both')
         cd = causal_rows(data, outcome=outcome, treatment=treatment, covariates=covariates, n=n)
-    elif data is None:
-        frame, names, t, y = arrays_frame(X, outcome, treatment, covariates)
-        cd = causal_rows(frame, outcome=y, treatment=t, covariates=list(names), n=n)
+    elif data is None: cd = arrays_rows(X, treatment, outcome, covariates, n)
     elif isinstance(data, CausalData):
         if X is not None: raise TypeError('pass either data with column names, or X with arrays, not both')
         names = tuple(data.covariates)

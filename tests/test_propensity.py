@@ -281,12 +281,12 @@ def test_values_are_read_by_the_fit_only(monkeypatch):
 
 
 def test_rows_are_not_copied():
-    "Arrays in memory become pandas rows over the same memory (the one row path, zero-copy)."
+    "Arrays in memory become pandas rows over the same memory (the one row path of `privcausal.backend.arrays_rows`, zero-copy)."
     from privcausal.propensity import _propensity_rows
     X, t = ball_data(100, 3, 2)
     rows, names = _propensity_rows(X, t, (), None)
     assert np.shares_memory(rows.rows.frame.iloc[:, :3].to_numpy(dtype=float), X) and names == ()
-    assert rows.rows.backend == 'pandas' and rows.covariates == (0, 1, 2)
+    assert rows.rows.backend == 'pandas' and rows.covariates == ('x0', 'x1', 'x2')
     frame = pd.DataFrame(X, columns=['treatment', 'b', 'c'])  # a covariate called 'treatment'
     rows, _ = _propensity_rows(frame, t, ('x', 'y', 'z'), 100)
     assert rows.covariates == ('treatment', 'b', 'c') and rows.treatment == '_treatment'
