@@ -784,7 +784,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #12e88508
+# %% ../nbs/09_cli.ipynb #d1614070
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -879,7 +879,7 @@ def _effect_cost(plan, choice, extra, args):
 
 def _effect_dry_run(spec, plan, choice, args, n, ledger):
     "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
-    out, text = _plan_output(plan, ledger, spec.name, _read(n))
+    out, text = _plan_output(plan, ledger, spec.name, _DASK_READ if args.dask else _read(n))
     if choice is None: return out, text
     method = args.method if args.method != 'auto' else choice.method
     reason = choice.reason if args.method == 'auto' else f'{method}: chosen by the user (--method {method})'
