@@ -559,13 +559,15 @@ def _ipw_checks(args, options: dict) -> None:
     missing = [text for name, other, text in _IPW_BOUNDS if name not in given and other not in given]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
 
-# %% ../nbs/09_cli.ipynb #8184e847
-def _declared_split(column, rows, flag, label):
-    "A split column needs its size declared (and a declared size a column), refused before DATA is read."
+# %% ../nbs/09_cli.ipynb #d4d394de
+def _declared_split(column, rows, flag, label, n_rows=None):
+    "A split column needs its size declared (and a declared size a column), refused before DATA is read; with `n_rows` (public), a size that leaves a part empty."
     if column and rows is None:
         raise ValueError(f'--split-column {column} needs {flag} M, the PUBLIC number of its {label} rows: a dry run and the '
                          f'ledger plan from M and never read the column (a release checks it against M)')
     if rows is not None and not column: raise ValueError(f'{flag} declares the size of a --split-column: name the column too')
+    if n_rows is not None and rows is not None and not 0 < rows < n_rows:
+        raise ValueError(f'{flag} {rows}: the declared part must leave rows on both sides of the split (DATA has N={n_rows})')
 
 
 def _split_checked(labels, allowed, fit, declared, flag):
@@ -597,6 +599,7 @@ def _ipw_public(args) -> tuple:
     if args.split_column: _columns_exist(df, split_column=args.split_column)
     names = _public_names(args, df)
     if args.covariate_scale is not None: _scales(args.covariate_scale, names)  # the flag's own refusals (public)
+    _declared_split(args.split_column, args.fit_rows, '--fit-rows', "'fit'", len(df))
     return df, names, {'n': len(df), 'm': args.fit_rows}, _read(len(df), '--fit-rows' if args.split_column else None)
 
 
@@ -741,7 +744,7 @@ def _anm_values(args, df):
         _split_checked(split, ('train', 'test'), 'train', args.train_rows, '--train-rows')
     return df[args.x].to_numpy(), df[args.y].to_numpy(), split
 
-# %% ../nbs/09_cli.ipynb #708dbf18
+# %% ../nbs/09_cli.ipynb #05e89dcc
 @command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments, flags=_anm_flags)
 def _anm_body(args):
     entry, planner = ANM_COMMAND.functions()
@@ -751,6 +754,7 @@ def _anm_body(args):
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     df = read_table(args.data)
     _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
+    _declared_split(args.split_column, args.train_rows, '--train-rows', "'train'", len(df))
     if args.dry_run or ledger is not None:
         plan = planner(**_anm_sizes(args, df), **{'margin': DRY_RUN_MARGIN, **options})
         if args.dry_run: return _plan_output(plan, ledger, 'anm', _read(len(df), '--train-rows' if args.split_column else None))

@@ -151,9 +151,12 @@ SPLITS = {'ipw': ('ipw', SPLIT_IPW, '--fit-rows'), 'anm': ('anm', SPLIT_ANM, '--
 
 
 @pytest.mark.parametrize('case', SPLITS)
-def test_a_split_column_needs_its_declared_size(case, tmp_path):
-    "Review 6 N4: a split column without its declared size (or a size without a column) is refused before DATA is read."
+def test_a_split_column_needs_its_declared_size(case, splits, tmp_path):
+    "Review 6 N4: a split column without its declared size (or a size without a column) is refused before DATA is read; a size that leaves a part empty, from N."
     cmd, argv, flag = SPLITS[case]
+    for m in ('0', '400'):  # N = 400
+        doc = _doc(*call(cmd, splits['ok'], *argv, '--split-column', 's', flag, m, '--dry-run')[::2])
+        assert doc['flag'] == flag and 'N=400' in doc['error'], doc
     missing = str(tmp_path / 'no_such_file.csv')  # never opened: the refusal comes first
     doc = _doc(*call(cmd, missing, *argv, '--split-column', 's', '--dry-run')[::2])
     assert '--split-column' in doc['error'] and flag in doc['error'], doc
