@@ -15,7 +15,7 @@ from .method import field_docs, field_flag
 __all__ = ['SHARED', 'COMMON_OPTIONS', 'DESIGN_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map',
            'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off',
            'parse_number_or_word', 'terminal_text', 'doc_choices', 'plan_arguments', 'plan_options', 'flag_map',
-           'flag_message', 'CommandSpec']
+           'flag_message', 'CommandSpec', 'csv_numbers']
 
 # %% ../nbs/09b_commands.ipynb #705bb3a4
 def _number(text: str, flag: str) -> float:
@@ -294,3 +294,23 @@ EFFECT_COMMANDS = (
 # %% ../nbs/09b_commands.ipynb #d8dd5f60
 ANM_COMMAND = CommandSpec('anm', 'private cause-effect direction with additive noise models (Kusner et al.)',
                           'privcausal.anm', 'anm_direction', 'plan_direction', (('privcausal.anm', 'ANMPlan'),))
+
+# %% ../nbs/09b_commands.ipynb #b30a37b6
+_TRUE, _FALSE = ('True', 'TRUE', 'true'), ('False', 'FALSE', 'false')  # pandas' CSV spellings of a bool
+
+
+def csv_numbers(chunk,  # a partition of a CSV read as text (a pandas DataFrame)
+                flags: dict,  # {column: the flag that named it}, for the refusal
+               ):  # the same rows, every column float64
+    "A CSV partition's named columns as numbers (on a worker); a cell that is not a number is refused, naming the flag, never the cell."
+    import pandas as pd
+    out = {}
+    for c in chunk.columns:
+        text = chunk[c]
+        words = text.astype(object).where(text.isna(), text.astype(str).str.strip())
+        x = pd.to_numeric(words.replace({**dict.fromkeys(_TRUE, '1'), **dict.fromkeys(_FALSE, '0')}), errors='coerce')
+        if (x.isna() & text.notna()).any():
+            raise ValueError(f'{flags[c]} {c!r}: DATA holds a cell in this column that is not a number (not shown: it is '
+                             'private); the named columns must hold numbers only')
+        out[c] = x.astype('float64')
+    return pd.DataFrame(out, index=chunk.index)

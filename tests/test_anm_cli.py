@@ -40,7 +40,7 @@ def csv(tmp_path_factory):
 
 def test_json_contract_on_csv(csv):
     out = cli_subprocess('anm', csv, '--x', 'a', '--y', 'b', '--score', 'hsic', '--epsilon', '2', '--x-bound', '1', '--y-bound', '1.3',
-              '--split-column', 'part', '--json')
+              '--split-column', 'part', '--train-rows', '200', '--json')
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout)
     for k in KEYS: assert k in res
@@ -87,7 +87,7 @@ def test_tuebingen_pair():
     (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--lam', '0'], 'lam'),
     (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--privacy', 'both'], 'HSIC score only'),
     (['--epsilon', '1', '--x-bound', 'wide', '--y-bound', '1.3'], '--x-bound'),
-    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'nope'], 'nope'),
+    (['--epsilon', '1', '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'nope', '--train-rows', '200'], 'nope'),
 ])
 def test_errors_exit_2(csv, argv, msg):
     out = cli('anm', csv, '--x', 'a', '--y', 'b', *argv)
@@ -108,7 +108,8 @@ def test_iqr_json_has_a_fixed_shape(tmp_path):
         path = tmp_path / f'n{k}.csv'; df.to_csv(path, index=False)
         for seed in range(20):
             res = json.loads(cli('anm', str(path), '--x', 'a', '--y', 'b', '--score', 'iqr', '--epsilon', '1', '--delta', '1e-3',
-                                 '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'part', '--seed', str(seed), '--json').stdout)
+                                 '--x-bound', '1', '--y-bound', '1.3', '--split-column', 'part', '--train-rows', '12', '--seed', str(seed),
+                                 '--json').stdout)
             assert res['privacy']['guarantee_holds'] is True and res['privacy']['caveats'] == []
             shapes.append((k, tuple(sorted(res)), tuple(sorted(res['released']))))
     assert {s[1:] for s in shapes if s[0] == 0} == {s[1:] for s in shapes if s[0] == 1}
@@ -119,7 +120,7 @@ def test_numeric_strings_are_refused(tmp_path):
     path = tmp_path / 's.csv'
     pd.DataFrame({'a': ['0.1x'] + [str(v) for v in np.linspace(-1, 1, 39)], 'b': np.linspace(-1, 1, 40)}).to_csv(path, index=False)
     out = cli('anm', str(path), '--x', 'a', '--y', 'b', '--epsilon', '1', '--x-bound', '1', '--y-bound', '1')
-    assert out.returncode == 2 and 'x must be numeric' in out.stderr, out.stderr
+    assert out.returncode == 2 and "--x 'a' is not a column of numbers" in out.stderr, out.stderr
 
 
 def test_options_are_the_plan_fields():
@@ -178,8 +179,8 @@ def test_dry_run_plans_at_the_margin(csv):
     assert d['margin'] == 0.05 and d['prob_correct'] > 0.5 and d['n'] == 400   # no bounds needed to plan
     d = json.loads(cli(*base, '--margin', '0.1', '--score', 'hsic', '--hsic-bandwidths', '0.3').stdout)
     assert d['margin'] == 0.1 and d['settings']['hsic_bandwidths'] == [0.3, 0.3]
-    d = json.loads(cli(*base, '--split-column', 'part').stdout)
-    assert (d['n_train'], d['n_test']) == (200, 200) and 'counts of --split-column part' in d['data_read']
+    d = json.loads(cli(*base, '--split-column', 'part', '--train-rows', '200').stdout)
+    assert (d['n_train'], d['n_test']) == (200, 200) and 'the split size --train-rows declares' in d['data_read']
 
 
 def test_an_unreadable_file_is_an_error_document(tmp_path):

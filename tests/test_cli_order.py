@@ -93,24 +93,134 @@ def test_a_forced_ipw_asks_the_ledger_for_its_delta_too(tables, tmp_path):
     assert 'refuses PrivacyCost' in doc['error'] and 'Nothing was released' in doc['error'], doc
 
 
-def test_a_reader_error_on_dask_does_not_quote_the_data(tmp_path):
-    "--dask: a string past Dask's dtype sample fails on a worker; neither the error nor the workers' logs show the value (review 6, N2)."
+def test_a_string_on_dask_is_refused_after_the_ledger_and_never_quoted(tmp_path):
+    "--dask: the workers read the named columns as text, so a string past Dask's dtype sample changes neither a dry run nor the ledger's refusal; a release refuses it naming the flag, never the value (review 6 N2, review 7 R7-3)."
     pytest.importorskip('distributed')
     import subprocess, sys
     r, n = np.random.default_rng(1), 30_000  # larger than the reader's dtype sample: the string is met on a worker
     df = pd.DataFrame({'x0': r.uniform(-1, 1, n).round(6), 'x1': r.uniform(-1, 1, n).round(6),
-                       't': (r.uniform(size=n) < 0.5).astype(int), 'y': r.uniform(-1, 1, n).round(6)})
-    df['x0'] = df['x0'].astype(object)
-    df.loc[n - 1, 'x0'] = 'secret-value-917'
-    path = tmp_path / 'late_string.csv'
-    df.to_csv(path, index=False)
-    argv = ['ipw', str(path), '--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--clip', '0.05', '--outcome-bound',
+                       't': (r.uniform(size=n) < 0.5).astype(int), 'y': r.uniform(-1, 1, n).round(6),
+                       'z': r.uniform(-1, 1, n).round(6)})
+    for col in ('x0', 'z'):  # a named column, and one no flag names
+        e = df.astype({col: object})
+        e.loc[n - 1, col] = 'secret-value-917'
+        e.to_csv(tmp_path / f'late_{col}.csv', index=False)
+    argv = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--clip', '0.05', '--outcome-bound',
             '1', '--covariate-bound', '1.5', '--epsilon', '1', '--delta', '1e-6', '--json']
-    for extra in (['--dask', 'local', '--dry-run'], ['--dask=local', '--seed', '1'], ['--das', 'local', '--dry-run']):  # any spelling argparse takes
-        p = subprocess.run([sys.executable, '-m', 'privcausal.cli', *argv, *extra], capture_output=True, text=True, timeout=300)
-        assert p.returncode == 2, (p.stdout, p.stderr[-2000:])
-        assert 'secret-value-917' not in p.stdout + p.stderr, p.stderr[-3000:]
-        assert 'reader\'s own message is not shown' in p.stderr
+    run = lambda data, *extra: subprocess.run([sys.executable, '-m', 'privcausal.cli', 'ipw', str(tmp_path / data), *argv, *extra],
+                                              capture_output=True, text=True, timeout=300)
+    for data in ('late_x0.csv', 'late_z.csv'):
+        for extra in (['--dask', 'local', '--dry-run'], ['--das', 'local', '--dry-run']):  # any spelling argparse takes
+            p = run(data, *extra)
+            assert p.returncode == 0 and json.loads(p.stdout)['n'] == n, p.stderr[-2000:]
+        p = run(data, '--dask=local', '--ledger', str(tmp_path / f'L_{data}.json'), '--budget', '0.01,1e-9')
+        assert p.returncode == 2 and 'refuses PrivacyCost' in p.stderr, p.stderr[-2000:]
+        assert 'secret-value-917' not in p.stdout + p.stderr
+    p = run('late_x0.csv', '--dask=local', '--seed', '1')
+    assert p.returncode == 2 and 'secret-value-917' not in p.stdout + p.stderr, p.stderr[-3000:]
+    doc = json.loads(p.stderr.strip().splitlines()[-1])
+    assert doc['flag'] == '--covariates' and "'x0'" in doc['error'] and 'not a number' in doc['error'], doc
+    p = run('late_z.csv', '--dask=local', '--seed', '1')  # a column no flag names is not read
+    assert p.returncode == 0, p.stderr[-2000:]
+    argv = ['ipw', str(tmp_path / 'late_x0.csv'), *argv]
     own = [a if a != 'x0,x1' else 'x0,nosuch' for a in argv]  # privcausal's own error (also run as `-m`, i.e. __main__) is shown
     p = subprocess.run([sys.executable, '-m', 'privcausal.cli', *own, '--dask=local', '--dry-run'], capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and "['nosuch'] are not columns of DATA" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.fixture(scope='module')
+def splits(tmp_path_factory):
+    "Tables of the same shape whose split columns differ: as declared (100 'fit', 100 'train'), one stray label, no 'fit' row, a non-numeric x0."
+    r, n = np.random.default_rng(2), 400
+    df = pd.DataFrame({'x0': r.uniform(-1, 1, n), 'x1': r.uniform(-1, 1, n), 'c': r.choice(['fit', 'estimate'], n)})
+    df['t'], df['y'] = (r.uniform(size=n) < 0.5).astype(int), r.uniform(-1, 1, n)
+    df['s'] = np.where(np.arange(n) < 100, 'fit', 'estimate')
+    df['u'] = np.where(np.arange(n) < 100, 'train', 'test')
+    variants = {'ok': df, 'stray': df.assign(s=df.s.where(df.index != 7, 'zzz'), u=df.u.where(df.index != 7, 'zzz')),
+                'none': df.assign(s='estimate', u='test'), 'strx': df.astype({'x0': object})}
+    variants['strx'].loc[5, 'x0'] = 'secret-917'
+    root = tmp_path_factory.mktemp('split')
+    for name, d in variants.items(): d.to_csv(root / f'{name}.csv', index=False)
+    return {name: str(root / f'{name}.csv') for name in variants}
+
+
+SPLIT_IPW = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--epsilon', '1', '--delta', '1e-6',
+             '--outcome-bound', '1', '--covariate-bound', '1.5', '--clip', '0.05', '--seed', '1', '--json']
+SPLIT_ANM = ['--x', 'x0', '--y', 'x1', '--x-bound', '1', '--y-bound', '1', '--epsilon', '1', '--seed', '1', '--json']
+SPLITS = {'ipw': ('ipw', SPLIT_IPW, '--fit-rows'), 'anm': ('anm', SPLIT_ANM, '--train-rows')}
+
+
+@pytest.mark.parametrize('case', SPLITS)
+def test_a_split_column_needs_its_declared_size(case, splits, tmp_path):
+    "Review 6 N4: a split column without its declared size (or a size without a column) is refused before DATA is read; a size that leaves a part empty, from N."
+    cmd, argv, flag = SPLITS[case]
+    for m in ('0', '400'):  # N = 400
+        doc = _doc(*call(cmd, splits['ok'], *argv, '--split-column', 's', flag, m, '--dry-run')[::2])
+        assert doc['flag'] == flag and 'N=400' in doc['error'], doc
+    missing = str(tmp_path / 'no_such_file.csv')  # never opened: the refusal comes first
+    doc = _doc(*call(cmd, missing, *argv, '--split-column', 's', '--dry-run')[::2])
+    assert '--split-column' in doc['error'] and flag in doc['error'], doc
+    doc = _doc(*call(cmd, missing, *argv, flag, '100', '--dry-run')[::2])
+    assert flag in doc['error'] and '--split-column' in doc['error'], doc
+
+
+@pytest.mark.parametrize('case', SPLITS)
+def test_a_split_column_is_read_only_after_the_ledger(splits, tmp_path, case):
+    "Review 6 N4: dry runs and the ledger plan from the declared size, whatever the column holds (even a private column, c); a release refuses a stray label or another size, naming the flag, never a count, and spends nothing."
+    cmd, argv, flag = SPLITS[case]
+    col = 's' if cmd == 'ipw' else 'u'
+    runs = [(splits[name], col) for name in ('ok', 'stray', 'none')] + [(splits['ok'], 'c')]
+    plans = []
+    for data, column in runs:
+        code, out, err = call(cmd, data, *argv, '--split-column', column, flag, '100', '--dry-run')
+        assert code == 0, err
+        plans.append(json.loads(out))
+        doc = _doc(*call(cmd, data, *argv, '--split-column', column, flag, '100', '--ledger', str(tmp_path / 'small.json'),
+                         '--budget', '0.01,1e-9')[::2])
+        assert 'refuses PrivacyCost' in doc['error'], doc
+    assert all(p == plans[0] for p in plans) and 'none of its values' in plans[0]['data_read']
+    assert (plans[0]['m'] if cmd == 'ipw' else plans[0]['n_train']) == 100
+    big = tmp_path / 'big.json'
+    refused = [(splits['stray'], col, '100'), (splits['none'], col, '100'), (splits['ok'], 'c', '100'), (splits['ok'], col, '99')]
+    for data, column, m in refused:
+        doc = _doc(*call(cmd, data, *argv, '--split-column', column, flag, m, '--ledger', str(big), '--budget', '100,0.1')[::2])
+        assert doc['flag'] == '--split-column' and not any(str(k) in doc['error'] for k in (0, 99, 100, 101, 300, 'zzz')), doc
+    assert json.loads(big.read_text()).get('entries', []) == []  # nothing spent
+    code, out, err = call(cmd, splits['ok'], *argv, '--split-column', col, flag, '100', '--ledger', str(big), '--budget', '100,0.1')
+    assert code == 0, err
+
+
+def test_a_non_numeric_anm_column_is_refused_after_the_ledger(splits, tmp_path):
+    "Review 6 N5 and review 5 F5: anm's x column holding a string loses to the ledger; an affordable release names --x, spends nothing, shows no value."
+    doc = _doc(*call('anm', splits['strx'], *SPLIT_ANM, '--ledger', str(tmp_path / 's.json'), '--budget', '0.01')[::2])
+    assert 'refuses PrivacyCost' in doc['error'], doc
+    big = tmp_path / 'b.json'
+    code, out, err = call('anm', splits['strx'], *SPLIT_ANM, '--ledger', str(big), '--budget', '100')
+    doc = _doc(code, err)
+    assert doc['flag'] == '--x' and 'secret' not in err, doc
+    assert json.loads(big.read_text()).get('entries', []) == []
+
+
+def test_json_errors_name_the_flag_of_a_value_refusal(tables, splits, tmp_path):
+    "Review 5 F5: a missing value in a declared categorical column, a non-numeric treatment in effect: the JSON names the flag."
+    missing = pd.read_csv(tables['ok'])
+    missing.loc[3, 'c'] = np.nan
+    missing.to_csv(tmp_path / 'nancat.csv', index=False)
+    doc = _doc(*call('effect', str(tmp_path / 'nancat.csv'), *EFFECT, '--json', '--seed', '1')[::2])
+    assert doc['flag'] == '--categorical', doc
+    strt = pd.read_csv(splits['ok']).astype({'t': object})
+    strt.loc[3, 't'] = 'secret-917'
+    strt.to_csv(tmp_path / 'strt.csv', index=False)
+    doc = _doc(*call('effect', str(tmp_path / 'strt.csv'), '--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1',
+                     '--covariate-bounds', 'x0=-1:1,x1=-1:1', '--outcome-bounds=-1:1', '--epsilon', '1', '--delta', '1e-6',
+                     '--json', '--seed', '1')[::2])
+    assert doc['flag'] == '--treatment' and 'secret' not in doc['error'], doc
+
+
+@pytest.mark.parametrize('method, name', [('gformula', 'G-formula'), ('aipw', 'AIPW'), ('ipw', 'PP-IPW'), ('wate', 'wate')])
+def test_a_forced_method_dry_run_plans_that_method(tables, method, name):
+    "Review 6 N3: `effect --method X --dry-run` prints X's plan, not the automatic choice's."
+    code, out, err = call('effect', tables['ok'], *EFFECT, '--method', method, '--outcome-type', 'binary', '--dry-run', '--json')
+    assert code == 0, err
+    d = json.loads(out)
+    assert d['method'] == name and d['choice']['method'] == method and 'chosen by the user' in d['choice']['reason'], d

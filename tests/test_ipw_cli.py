@@ -42,7 +42,7 @@ BASE = ['--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b,c', '--ep
 
 
 def test_json_contract(csv):
-    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--seed', '1', '--json'])
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--fit-rows', '100', '--seed', '1', '--json'])
     assert code == 0, err
     d = json.loads(out)
     assert set(KEYS) | {'input'} == set(d)
@@ -95,7 +95,7 @@ def test_text_output(csv):
     ([*BOUNDS, '--epsilon', '0'], '--epsilon'), ([*BOUNDS, '--delta', '1'], '--delta'), ([*BOUNDS, '--lam', '0'], '--lam'),
     (['--outcome-bound', '0.5', '--covariate-bound', '2', '--propensity-bound', '0.1'], '--clip-outcomes'),
     (['--outcome-bound', '5', '--covariate-bound', '0.1', '--propensity-bound', '0.1'], '--clip-rows'),
-    ([*BOUNDS[:4], '--propensity-bound', '0.7'], '(0, 1/2]'), ([*BOUNDS, '--split-column', 'nope'], "'nope'"),
+    ([*BOUNDS[:4], '--propensity-bound', '0.7'], '(0, 1/2]'), ([*BOUNDS, '--split-column', 'nope', '--fit-rows', '9'], "'nope'"),
     ([*BOUNDS, '--fit-fraction', '1.5'], '--fit-fraction'), ([*BOUNDS, '--normalisation', 'arm'], '--estimator ht'),
     ([*BOUNDS, '--epsilon', '1e-320', '--calibration', 'classical'], '--epsilon')])
 def test_errors(csv, extra, msg):
@@ -107,7 +107,7 @@ def test_errors(csv, extra, msg):
 
 
 def test_conflicting_split_flags(csv):
-    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--fit-fraction', '0.3'])
+    code, out, err = call(['ipw', csv, *BASE, *BOUNDS, '--split-column', 'part', '--fit-rows', '100', '--fit-fraction', '0.3'])
     assert code == 2 and 'not allowed with' in err
 
 
@@ -142,12 +142,12 @@ def test_options_are_the_plans_flagged_fields():
     assert {k: _ipw_flags()[k] for k in flagged} == flagged
     options = {o for a in parser._actions for o in a.option_strings}
     every = ['--propensity-bound', '--clip', '--outcome-bound', '--covariate-bound', '--covariate-scale', '--covariate-bounds',
-             '--outcome-bounds', '--split-column', '--fit-fraction', '--estimator', '--normalisation', '--debias',
+             '--outcome-bounds', '--split-column', '--fit-rows', '--fit-fraction', '--estimator', '--normalisation', '--debias',
              '--hessian-share', '--variance-share', '--calibration', '--bounding', '--no-intercept', '--lam', '--clip-outcomes',
              '--clip-rows', '--dry-run', '--treated-share', '--outcome-sd', '--outcome-mean', '--propensity-sd', '--categorical',
              '--other', '--n-rows', '--non-private', '--json', '--ledger', '--budget', '--seed', '--dask', '--estimand']
     assert not set(every) - options, set(every) - options
-    assert {flag for flag, _ in IPW_COMMAND.extra} == {'--clip-outcomes', '--clip-rows', '--split-column', '--covariate-scale'}
+    assert {flag for flag, _ in IPW_COMMAND.extra} == {'--clip-outcomes', '--clip-rows', '--split-column', '--fit-rows', '--covariate-scale'}
 
 
 def test_clip_is_the_older_spelling_of_propensity_bound(csv):
