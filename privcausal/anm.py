@@ -32,9 +32,9 @@ __all__ = ['LAM_MIN', 'MAX_TRAIN', 'SCORES', 'PRIVATE_SCORES', 'split_sizes', 's
            'plan_direction', 'ANMResult', 'release_direction', 'private_direction', 'anm_direction', 'ANMDiagnostics',
            'diagnostics']
 
-# %% ../nbs/07_anm.ipynb #402c9d06
+# %% ../nbs/07_anm.ipynb #1bdc8ee9
 from .checks import (check_delta, check_epsilon, check_finite_number, check_fraction, check_int, check_lam,
-                               check_positive, dtype_from_values, patch)
+                               as_real_floats, check_positive, dtype_from_values, patch)
 
 # %% ../nbs/07_anm.ipynb #bbee8e42
 def split_sizes(n: int,  # number of records (public)
@@ -253,7 +253,7 @@ def variance_score(a: np.ndarray,  # first variable (length $m$), e.g. the test 
     with np.errstate(divide='ignore'):
         return float(np.log(np.var(a)) + np.log(np.var(b)))
 
-# %% ../nbs/07_anm.ipynb #a0457f53
+# %% ../nbs/07_anm.ipynb #c2926ad1
 SCORES = ('spearman', 'kendall', 'hsic', 'iqr', 'variance')
 PRIVATE_SCORES = ('spearman', 'kendall', 'hsic', 'iqr')
 
@@ -277,11 +277,12 @@ def _check_xy(x, y):
     _xy_arrays(x, y)
     out = []
     for v, name in ((x, 'x'), (y, 'y')):
-        a = np.asarray(v)  # a list of numbers gives numbers; one string or None gives strings or objects
-        if a.dtype.kind not in 'biuf':  # strings (even numeric ones) and objects are refused, not converted; no value shown
-            raise TypeError(f'{name} must be numeric (ints, floats or bools); it holds other values (strings, None, objects), '
-                            'not shown because they come from the data')
-        a = a.astype(float)
+        if dtype_from_values(v): a = as_real_floats(v, name)  # a list or object array of real numbers is converted, as everywhere
+        else:
+            a = np.asarray(v)
+            if a.dtype.kind not in 'biuf':  # a declared dtype that is not real numbers; no value shown
+                raise TypeError(f'{name} must be numeric (ints, floats or bools), got values of dtype {a.dtype}')
+            a = a.astype(float)
         if not np.all(np.isfinite(a)): raise ValueError(f'{name} must be finite: it holds NaN or infinite values')
         out.append(a)
     return out

@@ -21,7 +21,7 @@ from .regression import GFormulaPlan, dim, gformula, plan_gformula
 from .method import EffectRelease
 
 # %% auto #0
-__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'choose_method', 'effect']
+__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'choose_method', 'named_method_options', 'effect']
 
 # %% ../nbs/15_effect.ipynb #e08e00fa
 METHODS = ('gformula', 'aipw', 'dim', 'ipw', 'wate')  # the methods `effect` can run (`auto` chooses among the first three, `dim` only for a trial)
@@ -84,7 +84,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #6f8877c2
+# %% ../nbs/15_effect.ipynb #166c3574
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -97,11 +97,11 @@ def _check_clip(options: dict) -> None:
                         f"propensity_bounds=0.05 for [0.05, 0.95])")
 
 
-def _named_paper_method(method, data, *, outcome, treatment, covariates, covariate_bounds, outcome_bounds, epsilon, delta,
-                        estimand, outcome_type, ledger, rng, n, diagnostics, options):
-    "PP-IPW or WATE, run when named, with the same public bounds (their own releases; WATE spends epsilon only)."
-    common = dict(outcome=outcome, treatment=treatment, covariates=list(covariates), covariate_bounds=covariate_bounds,
-                  epsilon=epsilon, estimand=estimand, ledger=ledger, rng=rng, n=n, diagnostics=diagnostics)
+def named_method_options(method: str,  # 'ipw' or 'wate'
+                         options: dict,  # the settings `effect` was given
+                         outcome_type: str = 'continuous',  # 'continuous' or 'binary'
+                        ) -> tuple:  # (the entry point, its settings)
+    "PP-IPW's or WATE's entry point and settings when `effect` runs it by name, checked from public inputs only (the command line calls it before reading DATA)."
     from privcausal.bayes_wate import WATEPlan, wate
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
@@ -112,9 +112,19 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
     unknown = sorted(set(options) - accepted)  # wate takes the fields of its plan
     if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")
-    if method == 'ipw': return pp_ipw(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
-    if outcome_type != 'binary': raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")
-    return wate(data, **common, **options)
+    if method == 'wate' and outcome_type != 'binary':
+        raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")
+    return fn, options
+
+
+def _named_paper_method(method, data, *, outcome, treatment, covariates, covariate_bounds, outcome_bounds, epsilon, delta,
+                        estimand, outcome_type, ledger, rng, n, diagnostics, options):
+    "PP-IPW or WATE, run when named, with the same public bounds (their own releases; WATE spends epsilon only)."
+    common = dict(outcome=outcome, treatment=treatment, covariates=list(covariates), covariate_bounds=covariate_bounds,
+                  epsilon=epsilon, estimand=estimand, ledger=ledger, rng=rng, n=n, diagnostics=diagnostics)
+    fn, options = named_method_options(method, options, outcome_type)
+    if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
+    return fn(data, **common, **options)
 
 # %% ../nbs/15_effect.ipynb #8da4b191
 def effect(data,  # a pandas or Dask DataFrame

@@ -788,7 +788,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #d1614070
+# %% ../nbs/09_cli.ipynb #194eff82
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -891,12 +891,22 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
     return out, f'{reason}\n{text}'
 
 
+def _effect_flag_checks(extra, outcome_bounds, options):
+    "`effect`'s refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome type's bounds, and the settings of a method run by name."
+    from privcausal.bounds import check_outcome_bounds
+    from privcausal.choice import named_method_options
+    outcome_type = extra.get('outcome_type') or 'continuous'
+    if outcome_bounds is not None: check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
+    if extra.get('method') in ('ipw', 'wate'): named_method_options(extra['method'], options, outcome_type)
+
+
 def _effect_body(spec, args):
     "An effect command: the settings from the flags, then (on the Dask cluster --dask names) a dry run's plan or the release."
     options = plan_options(args, args._plan_fields)
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
+    if spec.name == 'effect': _effect_flag_checks(extra, outcome_bounds, options)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)

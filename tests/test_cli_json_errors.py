@@ -160,3 +160,17 @@ def test_missing_covariates_and_n_rows_name_their_flags(odd, csv, cmd, argv, nan
     argv = [a if a != 'a=-1:1' else 'a=-1:1,b=-1:1' for a in argv]
     doc = _json_error(cli(cmd, csv, *argv, '--n-rows', '5', '--json', '--seed', '1'))   # 400 rows, not 5
     assert doc['flag'] == '--n-rows' and doc['error'].startswith('--n-rows: the declared number of rows'), doc
+
+
+@pytest.mark.parametrize('flags, flag', [(['--outcome-bounds', '0:1', '--method', 'wate'], '--method'),
+                                         (['--outcome-type', 'binary', '--method', 'wate', '--propensity-bounds', '0.1:0.9'],
+                                          '--propensity-bounds'),
+                                         (['--outcome-type', 'binary', '--outcome-bounds=-1:1'], '--outcome-bounds')])
+@pytest.mark.parametrize('dry_run', [True, False])
+def test_effect_flag_refusals_before_data(csv, tmp_path, flags, flag, dry_run):
+    "Review 8 F3: `effect` refuses what follows from its flags alone (WATE without a binary outcome, a setting WATE does not have, binary outcome bounds other than 0:1) in a dry run as in a release, before DATA is read: a missing file is not even opened."
+    base = ['--treatment', 't', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds', 'a=-1:1,b=-1:1',
+            '--epsilon', '1', '--delta', '1e-6', '--json', *(['--dry-run'] if dry_run else [])]
+    for data in (csv, str(tmp_path / 'missing.csv')):
+        doc = _json_error(cli('effect', data, *base, *flags))
+        assert doc['flag'] == flag, doc
