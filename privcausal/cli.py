@@ -27,7 +27,7 @@ from . import accounting, data
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
            'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
-           'per_column_scaled', 'run', 'error_document', 'main']
+           'per_column_scaled', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -116,7 +116,7 @@ def _in_flags(e: Exception,  # an error of a Python function
     out.in_flags = True
     return out
 
-# %% ../nbs/09_cli.ipynb #750dbaab
+# %% ../nbs/09_cli.ipynb #af5c3752
 def _tuebingen(pair: str) -> pd.DataFrame:
     try: pair_id = int(pair)
     except ValueError: raise ValueError(f'DATA: tuebingen:ID needs an integer pair id, got {pair!r}') from None
@@ -139,7 +139,10 @@ def read_table(source: str,  # a CSV or Parquet path, a registry name (see `REGI
     path = Path(source)
     if path.is_file():
         if path.suffix.lower() in ('.parquet', '.pq'): return pd.read_parquet(path)
-        return pd.read_csv(path)
+        try: return pd.read_csv(path)
+        except pd.errors.ParserError:  # pandas names the line: where a malformed record sits is not shown
+            raise ValueError('DATA: a record of the CSV file has more fields than its header (where is not shown: it comes '
+                             'from the data); quote text that holds the delimiter, or fix the file') from None
     if source.startswith('tuebingen:'): return _tuebingen(source.split(':', 1)[1])
     if source in REGISTRY: return REGISTRY[source]()
     raise FileNotFoundError(f'DATA: {source!r} is neither a CSV/Parquet file nor one of the data sets '
@@ -706,7 +709,7 @@ def _wate_body(args):
     return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
                         {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
 
-# %% ../nbs/09_cli.ipynb #f75cfdff
+# %% ../nbs/09_cli.ipynb #a409c575
 from .commands import ANM_COMMAND, flag_map, flag_message, plan_arguments, plan_options
 
 DRY_RUN_MARGIN = 0.05  # the margin a dry run of `anm` plans at when --margin is not given
@@ -727,7 +730,8 @@ def _anm_arguments(p):
 
 def _anm_flags() -> dict:
     "{python name: flag} of `anm`: the fields of `ANMPlan` and the command's own options a message may name."
-    return flag_map(*ANM_COMMAND.plan_classes(), common={'epsilon': '--epsilon', 'delta': '--delta', 'split': '--split-column'})
+    return flag_map(*ANM_COMMAND.plan_classes(), common={'epsilon': '--epsilon', 'delta': '--delta', 'split': '--split-column',
+                                                         'x': '--x', 'y': '--y'})
 
 
 def _anm_sizes(args, df) -> dict:
@@ -941,7 +945,7 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #64ddf6c0
+# %% ../nbs/09_cli.ipynb #2111c801
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -962,12 +966,33 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         raise SystemExit(2)
     _ACTIVE['command'], _ACTIVE['flags'] = args.command, _FLAG_MAPS.get(key)  # errors and warnings name this command's flags
     _ACTIVE['dask'] = bool(getattr(args, 'dask', None))  # as parsed: --dask X, --dask=X or an abbreviation
+    _ACTIVE['columns'] = column_flags(args)  # a domain refusal that names a column names its flag too
     result, text = _COMMANDS[key][2](args)
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
-# %% ../nbs/09_cli.ipynb #e0cfce86
+# %% ../nbs/09_cli.ipynb #82205375
 _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
+
+
+_COLUMN_FLAGS = (('treatment', '--treatment'), ('outcome', '--outcome'), ('x', '--x'), ('y', '--y'),
+                 ('split_column', '--split-column'))
+
+
+def column_flags(args) -> dict:
+    "{column: the flag that named it} of a parsed command line (covariates, treatment, outcome; anm's x, y; a split column)."
+    out = {c.strip(): '--covariates' for c in (getattr(args, 'covariates', None) or '').split(',') if c.strip()}
+    out.update({getattr(args, name): flag for name, flag in _COLUMN_FLAGS if isinstance(getattr(args, name, None), str)})
+    return out
+
+
+def with_column_flag(message: str,  # an error message in the command line's terms
+                     columns: dict,  # {column: flag} (`column_flags`)
+                    ) -> str:
+    "A message that names no flag but quotes a column a flag named (a domain refusal: 'missing values in ['x0']') gets that flag in front."
+    if _FLAG.search(message): return message
+    hits = [(message.find(f"'{c}'"), f) for c, f in columns.items() if f"'{c}'" in message]
+    return f'{min(hits)[1]}: {message}' if hits else message
 
 
 def error_document(message: str,  # the error message, in the command line's terms
@@ -977,7 +1002,7 @@ def error_document(message: str,  # the error message, in the command line's ter
     m = _FLAG.search(message)
     return {'error': message, 'flag': m.group(0) if m else None, **({'warnings': list(warned)} if warned else {})}
 
-# %% ../nbs/09_cli.ipynb #899ff5cc
+# %% ../nbs/09_cli.ipynb #faa4ee44
 def _fail(message: str, caught) -> None:
     "Exit 2 with the error on standard error: 'privcausal: error: ...', or under --json one JSON document (with the run's warnings)."
     if _ACTIVE['json']:
@@ -1020,7 +1045,8 @@ def main(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     except Exception as e:
         if _withheld(e): _fail(_WITHHELD, caught)
         elif isinstance(e, (ValueError, TypeError, KeyError, FileNotFoundError, PermissionError, RuntimeError)):
-            _fail(str(e) if getattr(e, 'in_flags', False) else flag_message(str(e), _command_flags())[0], caught)  # in the running command's flags
+            said = str(e) if getattr(e, 'in_flags', False) else flag_message(str(e), _command_flags())[0]  # in the running command's flags
+            _fail(with_column_flag(said, _ACTIVE.get('columns') or {}), caught)
         else: raise
     else:
         for text in _ACTIVE['warned']: print(f'privcausal: warning: {text}', file=sys.stderr)

@@ -151,7 +151,7 @@ def test_undeclared_level_names_categorical(odd, cmd, argv, flag, said):
 
 
 @pytest.mark.parametrize('cmd, argv, nan_flag, nan_said', [('ipw', _IPW, '--covariates', '--covariates has missing'),
-                                                            ('gformula', _EFFECT, None, 'data has missing')])  # DATA: no flag
+                                                            ('gformula', _EFFECT, '--covariates', '--covariates: data has missing')])  # the column's flag (review 8 F4)
 def test_missing_covariates_and_n_rows_name_their_flags(odd, csv, cmd, argv, nan_flag, nan_said):
     argv = [a if a != 'a,g' else 'a' for a in argv if a not in ('--categorical', 'g=u,v')]
     doc = _json_error(cli(cmd, odd, *argv, '--json', '--seed', '1'))                    # a NaN in covariate a
@@ -174,3 +174,18 @@ def test_effect_flag_refusals_before_data(csv, tmp_path, flags, flag, dry_run):
     for data in (csv, str(tmp_path / 'missing.csv')):
         doc = _json_error(cli('effect', data, *base, *flags))
         assert doc['flag'] == flag, doc
+
+
+def test_domain_refusal_names_the_column_flag(tmp_path):
+    "Review 8 F4: a domain refusal (NaN in a covariate, in anm's x) names the flag of the column it is about."
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({'x0': rng.uniform(-1, 1, 200), 'x1': rng.uniform(-1, 1, 200), 't': rng.integers(0, 2, 200),
+                       'y': rng.uniform(-1, 1, 200)})
+    df.loc[7, 'x1'] = np.nan
+    path = str(tmp_path / 'nan.csv')
+    df.to_csv(path, index=False)
+    doc = _json_error(cli('effect', path, '--treatment', 't', '--outcome', 'y', '--covariates', 'x0,x1', '--covariate-bounds',
+                          'x0=-1:1,x1=-1:1', '--outcome-bounds=-1:1', '--epsilon', '1', '--delta', '1e-6', '--json'))
+    assert doc['flag'] == '--covariates', doc
+    doc = _json_error(cli('anm', path, '--x', 'x1', '--y', 'y', '--x-bound', '1', '--y-bound', '1', '--epsilon', '1', '--json'))
+    assert doc['flag'] == '--x', doc
