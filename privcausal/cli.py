@@ -148,7 +148,7 @@ def read_table(source: str,  # a CSV or Parquet path, a registry name (see `REGI
     raise FileNotFoundError(f'DATA: {source!r} is neither a CSV/Parquet file nor one of the data sets '
                             f'{sorted(REGISTRY) + ["tuebingen:ID"]}')
 
-# %% ../nbs/09_cli.ipynb #d492d17a
+# %% ../nbs/09_cli.ipynb #a1ec773b
 @contextlib.contextmanager
 def dask_client(address: str,  # --dask: 'local', or the address of a running scheduler such as tcp://HOST:8786
                ):
@@ -156,7 +156,8 @@ def dask_client(address: str,  # --dask: 'local', or the address of a running sc
     try: from distributed import Client, LocalCluster
     except ImportError: raise RuntimeError('--dask needs Dask: pip install "privcausal[dask]"') from None
     if address == 'local':
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        # the scheduler serves HTTP even without a dashboard, on 8787 unless told: a random local port never collides
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address='127.0.0.1:0',
                           silence_logs=logging.CRITICAL) as cluster, \
                 Client(cluster) as client:
             yield client

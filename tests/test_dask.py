@@ -63,7 +63,7 @@ def test_client_by_scheduler_address(tmp_path):
     distributed = pytest.importorskip('distributed')
     pdf = _frame(3000)
     for i in range(3): pdf.iloc[i * 1000:(i + 1) * 1000].to_parquet(tmp_path / f'part-{i}.parquet')
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address='127.0.0.1:0') as cluster:
         with distributed.Client(cluster.scheduler_address) as client:  # a string address, as Client("tcp://scheduler:8786")
             assert client.scheduler.address == cluster.scheduler_address
             ddf = dd.read_parquet(str(tmp_path / 'part-*.parquet'))
@@ -101,7 +101,7 @@ def test_killed_worker_leaves_ledger_uncharged():
     dd = pytest.importorskip('dask.dataframe')
     distributed = pytest.importorskip('distributed')
     with dask.config.set({'distributed.scheduler.allowed-failures': 0}):  # fail at once instead of retrying elsewhere
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address='127.0.0.1:0') as cluster, \
                 distributed.Client(cluster):
             rows = as_rows(dd.from_pandas(_frame(2000), npartitions=2))
             ledger, released = PrivacyLedger(1.0), []
@@ -145,7 +145,7 @@ except ImportError: dd = None  # the tests below are then skipped by their fixtu
 def inproc_client():
     pytest.importorskip('dask.dataframe')
     distributed = pytest.importorskip('distributed')
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address='127.0.0.1:0') as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
@@ -423,7 +423,7 @@ def test_cli_dask_address_wate_and_errors(inproc_client, tmp_path):
     pdf = _wate_frame(2000, seed=3)
     glob_ = _parquet_parts(tmp_path, pdf.rename(columns={'z': 't'}))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol='tcp://',
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address='127.0.0.1:0') as cluster:
         addr = cluster.scheduler_address
         args = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x1,x2,x3,x4', '--epsilon', '1', '--seed', '5',
                 '--partitions', '20', '--json']
