@@ -187,7 +187,7 @@ def _dask_refuse(args, flags):
     used = [flag for name, flag in flags if getattr(args, name, None)]
     if used: raise ValueError(f'--dask: {", ".join(used)} needs the data in memory; leave it out, or prepare DATA first')
 
-# %% ../nbs/09_cli.ipynb #e29d4f45
+# %% ../nbs/09_cli.ipynb #770372fe
 from .commands import csv_numbers
 
 
@@ -203,6 +203,10 @@ def _dask_frame(args, covariates=True):
     raw = raw[cols]
     typed = lambda kind: pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_bool_dtype(kind)
     if all(typed(raw.dtypes[c]) for c in cols): return raw, raw, names  # Parquet: typed by its metadata
+    if not args.data.lower().endswith(('.csv', '.csv.gz', '.csv.bz2')):  # Parquet's declared types are metadata: text is refused, as in memory
+        untyped = [c for c in cols if not typed(raw.dtypes[c])]
+        raise ValueError(f'{flags[untyped[0]]}: {untyped} are not numeric in the Parquet schema of DATA (privcausal does not '
+                         'parse text; with --dask, covariates must be numeric: prepare DATA first)')
     meta = pd.DataFrame({c: pd.Series(dtype='float64') for c in cols})
     return raw.map_partitions(csv_numbers, flags=flags, meta=meta), raw, names
 

@@ -200,3 +200,14 @@ def test_propensity_bound_pair(csv, pair):
     code, out, err = call(argv)
     assert code == 0, err
     assert json.loads(out)['propensity_bounds'] == [0.1, 0.8]
+
+
+def test_dask_parquet_text_column_is_refused_as_in_memory(csv, tmp_path):
+    "Review 8 F6: a Parquet column stored as text is refused from the schema with --dask as in memory (it was parsed on the workers)."
+    pytest.importorskip('distributed')
+    data = str(tmp_path / 's.parquet')
+    df = pd.read_csv(csv).drop(columns='part')
+    df.assign(a=df['a'].map(repr)).to_parquet(data)
+    for extra in ([], ['--dask', 'local']):
+        code, out, err = call(['ipw', data, *BASE, *BOUNDS, *extra, '--json'])
+        assert code == 2 and out == '' and json.loads(err)['flag'] == '--covariates', (extra, err)
