@@ -32,9 +32,9 @@ __all__ = ['LAM_MIN', 'MAX_TRAIN', 'SCORES', 'PRIVATE_SCORES', 'split_sizes', 's
            'plan_direction', 'ANMResult', 'release_direction', 'private_direction', 'anm_direction', 'ANMDiagnostics',
            'diagnostics']
 
-# %% ../nbs/07_anm.ipynb #1bdc8ee9
+# %% ../nbs/07_anm.ipynb #164ce3c7
 from .checks import (check_delta, check_epsilon, check_finite_number, check_fraction, check_int, check_lam,
-                               as_real_floats, check_positive, dtype_from_values, patch)
+                               as_real_floats, check_positive, dtype_from_values, patch, value_cells)
 
 # %% ../nbs/07_anm.ipynb #bbee8e42
 def split_sizes(n: int,  # number of records (public)
@@ -253,7 +253,7 @@ def variance_score(a: np.ndarray,  # first variable (length $m$), e.g. the test 
     with np.errstate(divide='ignore'):
         return float(np.log(np.var(a)) + np.log(np.var(b)))
 
-# %% ../nbs/07_anm.ipynb #c2926ad1
+# %% ../nbs/07_anm.ipynb #a4c163e4
 SCORES = ('spearman', 'kendall', 'hsic', 'iqr', 'variance')
 PRIVATE_SCORES = ('spearman', 'kendall', 'hsic', 'iqr')
 
@@ -262,7 +262,7 @@ def _xy_arrays(x, y):
     "x and y as arrays, checked from their metadata only (dtype, shape, lengths, at least 8 records): no value is read. A list or an object or string array, whose dtype its values decide, is held as objects here and refused or accepted by `_check_xy`, after the ledger check."
     out = []
     for v, name in ((x, 'x'), (y, 'y')):
-        raw = np.asarray(v, dtype=object) if dtype_from_values(v) else np.asarray(v)
+        raw = value_cells(v) if dtype_from_values(v) else np.asarray(v)  # a list: one cell per element, its length its shape
         if raw.dtype.kind not in 'biufO':  # a declared dtype that is not real numbers (complex, dates)
             raise TypeError(f'{name} must be numeric (ints, floats or bools), got values of dtype {raw.dtype}')
         if raw.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {raw.shape}')
@@ -277,7 +277,7 @@ def _check_xy(x, y):
     _xy_arrays(x, y)
     out = []
     for v, name in ((x, 'x'), (y, 'y')):
-        if dtype_from_values(v): a = as_real_floats(v, name)  # a list or object array of real numbers is converted, as everywhere
+        if dtype_from_values(v): a = as_real_floats(value_cells(v), name)  # a list or object array of real numbers is converted, as everywhere
         else:
             a = np.asarray(v)
             if a.dtype.kind not in 'biuf':  # a declared dtype that is not real numbers; no value shown

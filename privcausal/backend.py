@@ -23,9 +23,9 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_
            'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
            'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #e41e389a
+# %% ../nbs/02b_backend.ipynb #b8dd503a
 from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_constant, check_finite,
-                              check_positive, check_same_index, check_size, dtype_from_values, row_norms)
+                              check_positive, check_same_index, check_size, dtype_from_values, row_norms, value_cells)
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
@@ -640,7 +640,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n, arguments=arguments)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #e21e47ac
+# %% ../nbs/02b_backend.ipynb #020e1b1d
 def _free_column(name, taken):
     "`name`, with leading underscores until it is not one of `taken` (a covariate may be called 'treatment')."
     while name in taken: name = '_' + name
@@ -657,7 +657,7 @@ def _argument_values(v, name) -> tuple:  # (a numeric numpy array or None, an ob
             return (v.to_numpy() if plain and len(set(dtypes)) == 1 else v.to_numpy(dtype=float, na_value=np.nan)), None
         v = v.to_numpy()  # e.g. categories: the dtype of their values
     if dtype_from_values(v):
-        return None, (v.to_numpy(dtype=object) if isinstance(v, (pd.Series, pd.DataFrame, pd.Index)) else np.asarray(v, dtype=object))
+        return None, value_cells(v)  # a list: one cell per element, never nested by numpy (its shape is its length)
     if v.dtype.kind in 'biuf': return v, None
     raise TypeError(f'{name} must be numeric (ints, floats or bools); got dtype {v.dtype}. Convert or dummy-code it first; '
                     'privcausal does not parse strings or drop imaginary parts.')
@@ -680,7 +680,7 @@ def _vector(v, name, two_d_ok=False):
     if b.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {b.shape}')
     return a, raw
 
-# %% ../nbs/02b_backend.ipynb #62649d5e
+# %% ../nbs/02b_backend.ipynb #628a8497
 def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1-d: one covariate)
                 treatment,  # length-n 0/1 treatment (array, list or Series)
                 outcome=None,  # length-n outcome (array, list or Series); None: no outcome (a propensity model)
@@ -695,7 +695,12 @@ def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1
         dups = list(dict.fromkeys(c for c in X.columns[X.columns.duplicated()]))
         if dups: raise ValueError(f'X has duplicated column names {dups}: rename them so that each column has one name')
         if covariates is None: covariates = list(X.columns)
-    A, raw_X = _argument_values(X, 'X')
+    if not isinstance(X, (np.ndarray, pd.DataFrame, pd.Series, pd.Index)):  # a list of rows: its width is declared, not read
+        if covariates is None:
+            raise ValueError('X is a list: name its columns with covariates=[...] (a list\'s width would come from its values, '
+                             'which are not read before the ledger check), or pass a numpy array or a DataFrame')
+        A, raw_X = None, value_cells(X, 1 if isinstance(covariates, str) else len(covariates))
+    else: A, raw_X = _argument_values(X, 'X')
     B = raw_X if A is None else A if A.dtype == np.float64 else A.astype(np.float64)  # floats: a view when they are already
     if B.ndim == 1: B = B[:, None]
     if B.ndim != 2: raise ValueError(f'X must be 1-d or 2-d (rows first), got shape {B.shape}')

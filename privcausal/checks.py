@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'check_epsilon', 'check_delta',
+__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'WRONG_ROW', 'check_epsilon', 'check_delta',
            'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
            'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
            'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'dtype_from_values',
-           'as_real_floats', 'check_finite', 'check_binary_treatment', 'check_binary_outcome', 'check_same_index',
-           'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch', 'user_stacklevel']
+           'as_real_floats', 'value_cells', 'check_finite', 'check_binary_treatment', 'check_binary_outcome',
+           'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch',
+           'user_stacklevel']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -318,6 +319,33 @@ def as_real_floats(values,  # values whose dtype comes from them (`dtype_from_va
     except (OverflowError, TypeError, ValueError):  # an int beyond the range of a float, or a number that will not convert
         raise ValueError(f'{name}{where} holds a number that is not finite as a float (not shown: it comes from the data). '
                          'Drop or rescale it first; privcausal does not do it silently.') from None
+
+# %% ../nbs/00a_checks.ipynb #6e3974b1
+class _WrongRow:
+    "The cell of a row whose length is not the declared width: `as_real_floats` refuses it (it is not a number)."
+    def __repr__(self): return '<a row of the wrong length>'
+
+
+WRONG_ROW = _WrongRow()
+
+
+def _is_sequence(row) -> bool: return isinstance(row, (list, tuple, np.ndarray, pd.Series))
+
+
+def value_cells(values,  # a value-typed argument (`dtype_from_values`): a list, tuple, object or text array, pandas object
+                width: int | None = None,  # None: a 1-d argument; d: rows of d cells (a 2-d argument with d declared columns)
+               ) -> np.ndarray:  # object array, shape (len(values),) or (len(values), width); an array: its own shape
+    "A value-typed argument as an object array whose shape comes from public metadata only (a list's length, the declared width), never from the nesting of its values."
+    if isinstance(values, (pd.Series, pd.Index, pd.DataFrame)): return values.to_numpy(dtype=object)
+    if isinstance(values, np.ndarray): return values.astype(object, copy=False)
+    if width is None: return np.fromiter(values, dtype=object, count=len(values))  # each element one cell, even a tuple
+    out = np.empty((len(values), width), dtype=object)
+    for i, row in enumerate(values):
+        if _is_sequence(row) and len(row) == width:
+            for j in range(width): out[i, j] = row[j]
+        elif width == 1 and not _is_sequence(row): out[i, 0] = row
+        else: out[i, :] = WRONG_ROW
+    return out
 
 # %% ../nbs/00a_checks.ipynb #857ba3ea
 def _complex_columns(values) -> list:

@@ -368,7 +368,7 @@ def privatise_weights(fit: ERMFit,  # a certified fit on the fitting rows (NOT P
                        covariates=tuple(covariates), part=part, argument=argument)
     return run_release(plan, fit, statistics=_weights_statistics, release=_weights_release, ledger=ledger, rng=rng)
 
-# %% ../nbs/03_propensity.ipynb #33652505
+# %% ../nbs/03_propensity.ipynb #3292567b
 def _propensity_rows(X, treatment, covariates, n) -> tuple:  # (`CausalRows`, the covariate names the model records)
     "The input as rows, columns checked from metadata only: a frame whose `treatment` names a column as it is; arrays (or a frame of covariates and a treatment array) by `privcausal.backend.arrays_rows`."
     if isinstance(treatment, (str, numbers.Integral)) and not isinstance(treatment, (bool, np.bool_)):  # a column of X
@@ -377,7 +377,8 @@ def _propensity_rows(X, treatment, covariates, n) -> tuple:  # (`CausalRows`, th
     if not isinstance(X, (np.ndarray, pd.DataFrame, list, tuple)):
         raise TypeError(f'X must be an array or a pandas DataFrame of covariates (or a frame with `treatment` the name of its '
                         f'treatment column), got {type(X).__name__}')
-    return arrays_rows(X, treatment, n=n), tuple(covariates)
+    names = list(covariates) if isinstance(X, (list, tuple)) and covariates else None  # a list X's width: its names
+    return arrays_rows(X, treatment, covariates=names, n=n), tuple(covariates)
 
 # %% ../nbs/03_propensity.ipynb #104446ee
 @renamed(n_rows='n')

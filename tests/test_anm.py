@@ -171,7 +171,7 @@ BAD_DATA = [
     (dict(x=np.r_[np.nan, np.zeros(99)]), 'NaN'), (dict(x=np.r_[np.inf, np.zeros(99)]), 'NaN or infinite'),
     (dict(x=np.array(['a'] * 100)), 'numeric'), (dict(x=np.zeros((100, 2))), '1-d'),
     (dict(x=np.linspace(-1, 1, 100).astype(str)), 'x must be numeric'),  # numeric strings are refused, not converted
-    (dict(y=np.linspace(-1, 1, 100).astype(object)), 'y must be numeric'),
+    (dict(y=np.array([*np.linspace(-1, 1, 99), 'secret'], dtype=object)), 'y must be numeric'),  # (object arrays of numbers are converted)
     (dict(x=np.linspace(-2, 2, 100)), 'outside the public bounds'), (dict(x_bounds=None), 'PUBLIC bounds'),
     (dict(x_bounds=(1, -1)), 'lower < upper'), (dict(lam=0), 'lam'), (dict(lam=1.01), 'lam'),
     (dict(bandwidth='median'), 'data-dependent'), (dict(bandwidth=0), 'bandwidth'),

@@ -59,16 +59,17 @@ ARRAY_CASES = [
 def _entry_points(name, Xa, t, y):
     "The array entry points that read `Xa`, `t` and `y` (private_propensity has no outcome)."
     ybin = y if name.startswith('outcome') else YB
+    names = dict(covariates=['x0', 'x1'])  # a list X needs its columns named (its width is not read from its values)
     calls = {
-        'pp_ipw': lambda L: pp_ipw(X=Xa, treatment=t, outcome=y, ledger=L, epsilon=1.0, delta=1e-6, propensity_bounds=0.05,
+        'pp_ipw': lambda L: pp_ipw(X=Xa, **names, treatment=t, outcome=y, ledger=L, epsilon=1.0, delta=1e-6, propensity_bounds=0.05,
                                    outcome_bound=1.0, covariate_bound=1.0, rng=np.random.default_rng(1), split_rng=2),
-        'pp_ipw n=N': lambda L: pp_ipw(X=Xa, treatment=t, outcome=y, ledger=L, epsilon=1.0, delta=1e-6, n=N, propensity_bounds=0.05,
+        'pp_ipw n=N': lambda L: pp_ipw(X=Xa, **names, treatment=t, outcome=y, ledger=L, epsilon=1.0, delta=1e-6, n=N, propensity_bounds=0.05,
                                        outcome_bound=1.0, covariate_bound=1.0, rng=np.random.default_rng(1), split_rng=2),
-        'wate': lambda L: wate(X=Xa, treatment=t, outcome=ybin, epsilon=1, ledger=L, rng=np.random.default_rng(1)),
-        'wate_estimands': lambda L: wate_estimands(X=Xa, treatment=t, outcome=ybin, epsilon=1, ledger=L, rng=np.random.default_rng(1)),
+        'wate': lambda L: wate(X=Xa, **names, treatment=t, outcome=ybin, epsilon=1, ledger=L, rng=np.random.default_rng(1)),
+        'wate_estimands': lambda L: wate_estimands(X=Xa, **names, treatment=t, outcome=ybin, epsilon=1, ledger=L, rng=np.random.default_rng(1)),
     }
     if not name.startswith('outcome'):
-        calls['private_propensity'] = lambda L: private_propensity(Xa, t, epsilon=1, delta=1e-6, ledger=L, rng=np.random.default_rng(1))
+        calls['private_propensity'] = lambda L: private_propensity(Xa, t, **names, epsilon=1, delta=1e-6, ledger=L, rng=np.random.default_rng(1))
     return calls
 
 
@@ -165,15 +166,36 @@ def test_valid_lists_and_object_arrays_release_the_same_numbers():
     "A list or an object array of numbers is converted after the ledger check to the very floats of the array."
     kw = dict(epsilon=1.0, delta=1e-6, propensity_bounds=0.05, outcome_bound=1.0, covariate_bound=1.0)
     a = pp_ipw(X=X, treatment=T, outcome=Y, rng=np.random.default_rng(1), split_rng=2, **kw)
-    b = pp_ipw(X=X.tolist(), treatment=T.tolist(), outcome=Y.astype(object), rng=np.random.default_rng(1), split_rng=2, **kw)
+    b = pp_ipw(X=X.tolist(), covariates=['x0', 'x1'], treatment=T.tolist(), outcome=Y.astype(object), rng=np.random.default_rng(1), split_rng=2, **kw)
     assert a.released() == b.released()
     p = private_propensity(X, T, epsilon=1, delta=1e-6, rng=np.random.default_rng(1))
     q = private_propensity(X.astype(object), T.tolist(), epsilon=1, delta=1e-6, rng=np.random.default_rng(1))
     assert np.array_equal(p.weights, q.weights)
     u = wate(X=X, treatment=T, outcome=YB, epsilon=1, rng=np.random.default_rng(1), draws=2000)
-    v = wate(X=X.tolist(), treatment=list(T), outcome=YB.astype(object), epsilon=1, rng=np.random.default_rng(1), draws=2000)
+    v = wate(X=X.tolist(), covariates=['x0', 'x1'], treatment=list(T), outcome=YB.astype(object), epsilon=1, rng=np.random.default_rng(1), draws=2000)
     assert u.released() == v.released()
     df = pd.DataFrame({'a': X[:, 0], 'b': X[:, 1], 't': T, 'y': Y})
     e1 = effect(df, **FRAME_KW, rng=np.random.default_rng(1))
     e2 = effect(df.astype(object), **FRAME_KW, rng=np.random.default_rng(1))  # object columns of numbers
     assert e1.released() == e2.released()
+
+
+RAGGED = [('a short row', [0.1]), ('a long row', [0.1, 0.2, 0.3]), ('a string row', SECRET), ('a row of pairs', [(0, 1), (1, 0)])]
+
+
+@pytest.mark.parametrize('what, row', RAGGED)
+def test_a_lists_shape_is_its_length_and_declared_width(what, row):
+    "Reviews 8 F2 / A1: the nesting of a list is never read before the ledger check: a malformed last row (or a treatment of pairs) gets the ledger's refusal, and with budget a clean refusal after it, nothing charged; a list X without names is refused from public inputs."
+    Xl = X.tolist(); Xl[-1] = row
+    tl = [(v, 1 - v) for v in T.tolist()]  # a treatment whose every cell is a pair
+    for Xa, t in ((Xl, T), (X, tl)):
+        calls = _entry_points('ragged', Xa, t, Y)
+        for name, fn in calls.items():
+            L = PrivacyLedger(0.01, 1e-12)
+            with pytest.raises(BudgetExceededError): fn(L)
+            L = PrivacyLedger(100, 0.5)
+            with pytest.raises((TypeError, ValueError)) as e: fn(L)
+            assert 'must be numeric' in str(e.value) and SECRET not in str(e.value) and L.spent == (0, 0), (name, e.value)
+    with pytest.raises(ValueError, match='X is a list: name its columns'):
+        pp_ipw(X=X.tolist(), treatment=T, outcome=Y, ledger=PrivacyLedger(0.01, 1e-12), epsilon=1.0, delta=1e-6,
+               propensity_bounds=0.05, outcome_bound=1.0, covariate_bound=1.0)
