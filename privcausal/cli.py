@@ -753,7 +753,7 @@ def _anm_values(args, df):
         _split_checked(split, ('train', 'test'), 'train', args.train_rows, '--train-rows')
     return df[args.x].to_numpy(), df[args.y].to_numpy(), split
 
-# %% ../nbs/09_cli.ipynb #05e89dcc
+# %% ../nbs/09_cli.ipynb #2bfc77fd
 @command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments, flags=_anm_flags)
 def _anm_body(args):
     entry, planner = ANM_COMMAND.functions()
@@ -765,7 +765,9 @@ def _anm_body(args):
     _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
     _declared_split(args.split_column, args.train_rows, '--train-rows', "'train'", len(df))
     if args.dry_run or ledger is not None:
-        plan = planner(**_anm_sizes(args, df), **{'margin': DRY_RUN_MARGIN, **options})
+        sizes = {'n_train': '--train-rows', 'n_test': '--train-rows'} if args.split_column else {'n_train': '--train-fraction', 'n_test': '--train-fraction'}
+        try: plan = planner(**_anm_sizes(args, df), **{'margin': DRY_RUN_MARGIN, **options})
+        except ValueError as e: raise _in_flags(e, _anm_flags() | sizes) from None  # the parts' sizes: the flag that set them
         if args.dry_run: return _plan_output(plan, ledger, 'anm', _read(len(df), '--train-rows' if args.split_column else None))
         _ledger_first(ledger, plan)  # before any value: a non-numeric column or a split column's labels are refused after it
     x, y, split = _anm_values(args, df)

@@ -190,3 +190,14 @@ def test_an_unreadable_file_is_an_error_document(tmp_path):
     path.write_bytes(b'\xff\xfe\x00binary')
     out = cli('anm', str(path), '--epsilon', '1', '--x-bound', '1', '--y-bound', '1', '--json')
     assert out.returncode == 2 and out.stdout == '' and 'decode' in json.loads(out.stderr)['error'], out.stderr
+
+
+def test_part_sizes_name_the_flag_that_set_them(tmp_path):
+    "Audit 8 A5: a training part too small for the plan names --train-rows (declared) or --train-fraction."
+    rng = np.random.default_rng(0)
+    path = tmp_path / 's.csv'
+    pd.DataFrame({'a': rng.uniform(-1, 1, 100), 'b': rng.uniform(-1, 1, 100), 's': ['train'] * 3 + ['test'] * 97}).to_csv(path, index=False)
+    base = ('anm', str(path), '--x', 'a', '--y', 'b', '--epsilon', '1', '--dry-run', '--json')
+    for extra, flag in ((('--split-column', 's', '--train-rows', '3'), '--train-rows'), (('--train-fraction', '0.03'), '--train-fraction')):
+        out = cli(*base, *extra)
+        assert out.returncode == 2 and json.loads(out.stderr)['flag'] == flag, out.stderr
