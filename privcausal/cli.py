@@ -978,7 +978,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
-# %% ../nbs/09_cli.ipynb #82205375
+# %% ../nbs/09_cli.ipynb #8eb0c31c
 _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
 
 
@@ -986,7 +986,8 @@ _COLUMN_FLAGS = (('treatment', '--treatment'), ('outcome', '--outcome'), ('x', '
                  ('split_column', '--split-column'))
 
 
-def column_flags(args) -> dict:
+def column_flags(args,  # the parsed command line (argparse.Namespace)
+                ) -> dict:
     "{column: the flag that named it} of a parsed command line (covariates, treatment, outcome; anm's x, y; a split column)."
     out = {c.strip(): '--covariates' for c in (getattr(args, 'covariates', None) or '').split(',') if c.strip()}
     out.update({getattr(args, name): flag for name, flag in _COLUMN_FLAGS if isinstance(getattr(args, name, None), str)})
