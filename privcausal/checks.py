@@ -320,7 +320,7 @@ def as_real_floats(values,  # values whose dtype comes from them (`dtype_from_va
         raise ValueError(f'{name}{where} holds a number that is not finite as a float (not shown: it comes from the data). '
                          'Drop or rescale it first; privcausal does not do it silently.') from None
 
-# %% ../nbs/00a_checks.ipynb #6e3974b1
+# %% ../nbs/00a_checks.ipynb #80078593
 class _WrongRow:
     "The cell of a row whose length is not the declared width: `as_real_floats` refuses it (it is not a number)."
     def __repr__(self): return '<a row of the wrong length>'
@@ -329,7 +329,11 @@ class _WrongRow:
 WRONG_ROW = _WrongRow()
 
 
-def _is_sequence(row) -> bool: return isinstance(row, (list, tuple, np.ndarray, pd.Series))
+def _row_cells(row) -> list | None:
+    "A row's cells (a list, tuple, 1-d array or Series: by position), or None for a single cell (a 0-d array: its item)."
+    if isinstance(row, (list, tuple)): return list(row)
+    if isinstance(row, (np.ndarray, pd.Series)) and row.ndim == 1: return list(row.to_numpy(dtype=object) if isinstance(row, pd.Series) else row)
+    return None
 
 
 def value_cells(values,  # a value-typed argument (`dtype_from_values`): a list, tuple, object or text array, pandas object
@@ -341,10 +345,11 @@ def value_cells(values,  # a value-typed argument (`dtype_from_values`): a list,
     if width is None: return np.fromiter(values, dtype=object, count=len(values))  # each element one cell, even a tuple
     out = np.empty((len(values), width), dtype=object)
     for i, row in enumerate(values):
-        if _is_sequence(row) and len(row) == width:
-            for j in range(width): out[i, j] = row[j]
-        elif width == 1 and not _is_sequence(row): out[i, 0] = row
-        else: out[i, :] = WRONG_ROW
+        cells = _row_cells(row)
+        if cells is not None and len(cells) == width:
+            for j in range(width): out[i, j] = cells[j]
+        elif cells is None and width == 1: out[i, 0] = row.item() if isinstance(row, np.ndarray) else row  # (a 0-d array: its item)
+        else: out[i, :] = WRONG_ROW  # a 0-d array among wider rows is not a row either
     return out
 
 # %% ../nbs/00a_checks.ipynb #857ba3ea

@@ -116,7 +116,7 @@ def _in_flags(e: Exception,  # an error of a Python function
     out.in_flags = True
     return out
 
-# %% ../nbs/09_cli.ipynb #af5c3752
+# %% ../nbs/09_cli.ipynb #1e24e078
 def _tuebingen(pair: str) -> pd.DataFrame:
     try: pair_id = int(pair)
     except ValueError: raise ValueError(f'DATA: tuebingen:ID needs an integer pair id, got {pair!r}') from None
@@ -140,9 +140,10 @@ def read_table(source: str,  # a CSV or Parquet path, a registry name (see `REGI
     if path.is_file():
         if path.suffix.lower() in ('.parquet', '.pq'): return pd.read_parquet(path)
         try: return pd.read_csv(path)
-        except pd.errors.ParserError:  # pandas names the line: where a malformed record sits is not shown
-            raise ValueError('DATA: a record of the CSV file has more fields than its header (where is not shown: it comes '
-                             'from the data); quote text that holds the delimiter, or fix the file') from None
+        except (pd.errors.ParserError, UnicodeDecodeError):  # pandas and the codec say where, and quote bytes: not shown
+            raise ValueError('DATA: the CSV file could not be parsed: a record with more fields than the header, an unclosed '
+                             'quote, or text that is not UTF-8 (where and what are not shown: they come from the data); '
+                             'fix the file or write it as Parquet') from None
     if source.startswith('tuebingen:'): return _tuebingen(source.split(':', 1)[1])
     if source in REGISTRY: return REGISTRY[source]()
     raise FileNotFoundError(f'DATA: {source!r} is neither a CSV/Parquet file nor one of the data sets '
@@ -978,7 +979,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
-# %% ../nbs/09_cli.ipynb #8eb0c31c
+# %% ../nbs/09_cli.ipynb #8949b22e
 _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
 
 
@@ -998,7 +999,7 @@ def with_column_flag(message: str,  # an error message in the command line's ter
                      columns: dict,  # {column: flag} (`column_flags`)
                     ) -> str:
     "A message that names no flag but quotes a column a flag named (a domain refusal: 'missing values in ['x0']') gets that flag in front."
-    if _FLAG.search(message): return message
+    if _FLAG.search(message) or message.startswith('DATA'): return message  # (a message about DATA itself: no column's)
     hits = [(message.find(f"'{c}'"), f) for c, f in columns.items() if f"'{c}'" in message]
     return f'{min(hits)[1]}: {message}' if hits else message
 

@@ -368,9 +368,10 @@ def privatise_weights(fit: ERMFit,  # a certified fit on the fitting rows (NOT P
                        covariates=tuple(covariates), part=part, argument=argument)
     return run_release(plan, fit, statistics=_weights_statistics, release=_weights_release, ledger=ledger, rng=rng)
 
-# %% ../nbs/03_propensity.ipynb #3292567b
+# %% ../nbs/03_propensity.ipynb #6ea99c4a
 def _propensity_rows(X, treatment, covariates, n) -> tuple:  # (`CausalRows`, the covariate names the model records)
     "The input as rows, columns checked from metadata only: a frame whose `treatment` names a column as it is; arrays (or a frame of covariates and a treatment array) by `privcausal.backend.arrays_rows`."
+    covariates = (covariates,) if isinstance(covariates, str) else tuple(covariates)  # one name is one covariate
     if isinstance(treatment, (str, numbers.Integral)) and not isinstance(treatment, (bool, np.bool_)):  # a column of X
         cr = causal_rows(X, outcome=None, treatment=treatment, covariates=list(covariates) or None, n=n)
         return cr, cr.covariates
