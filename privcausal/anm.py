@@ -253,7 +253,7 @@ def variance_score(a: np.ndarray,  # first variable (length $m$), e.g. the test 
     with np.errstate(divide='ignore'):
         return float(np.log(np.var(a)) + np.log(np.var(b)))
 
-# %% ../nbs/07_anm.ipynb #a4c163e4
+# %% ../nbs/07_anm.ipynb #3276f2c1
 SCORES = ('spearman', 'kendall', 'hsic', 'iqr', 'variance')
 PRIVATE_SCORES = ('spearman', 'kendall', 'hsic', 'iqr')
 
@@ -274,15 +274,9 @@ def _xy_arrays(x, y):
 
 def _check_xy(x, y):
     "x and y as float arrays: `_xy_arrays`, then their values (numbers, finite). A refusal that reads the data: after the ledger check."
-    _xy_arrays(x, y)
     out = []
-    for v, name in ((x, 'x'), (y, 'y')):
-        if dtype_from_values(v): a = as_real_floats(value_cells(v), name)  # a list or object array of real numbers is converted, as everywhere
-        else:
-            a = np.asarray(v)
-            if a.dtype.kind not in 'biuf':  # a declared dtype that is not real numbers; no value shown
-                raise TypeError(f'{name} must be numeric (ints, floats or bools), got values of dtype {a.dtype}')
-            a = a.astype(float)
+    for raw, name in zip(_xy_arrays(x, y), ('x', 'y')):  # (its metadata checks, and a value-typed input held as objects)
+        a = as_real_floats(raw, name) if raw.dtype == object else raw.astype(float)  # objects: converted, as everywhere
         if not np.all(np.isfinite(a)): raise ValueError(f'{name} must be finite: it holds NaN or infinite values')
         out.append(a)
     return out
