@@ -38,7 +38,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #8a3cd748
+# %% ../nbs/15_effect.ipynb #2208c526
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -49,18 +49,21 @@ def _options(plan_class, options: dict, drop=()) -> dict:
     return {k: v for k, v in options.items() if k in _fields(plan_class) and k not in drop}
 
 
-def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate_bounds, covariates, options):
-    "The candidate plans (public inputs only)."
+def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate_bounds, covariates, options, candidates=None):
+    "The candidate plans (public inputs only), restricted to `candidates` when given."
     common = dict(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, estimand=estimand)
+    want = lambda m: candidates is None or m in candidates
     plans = {}
-    if randomised: plans['dim'] = plan_gformula(**common, covariates=(), **_options(GFormulaPlan, options, ('imbalance', 'r2')))
-    if d:
+    if randomised and want('dim'):
+        plans['dim'] = plan_gformula(**common, covariates=(), **_options(GFormulaPlan, options, ('imbalance', 'r2')))
+    if d and want('gformula'):
         plans['gformula'] = plan_gformula(**common, covariates=covariates, covariate_bounds=covariate_bounds,
                                           **_options(GFormulaPlan, options))
+    if d and want('aipw'):
         plans['aipw'] = plan_aipw(**common, covariates=covariates, covariate_bounds=covariate_bounds, **_options(AIPWPlan, options))
     return plans
 
-# %% ../nbs/15_effect.ipynb #c733b344
+# %% ../nbs/15_effect.ipynb #d5460153
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -69,12 +72,16 @@ def choose_method(n: int,  # rows (public)
                   covariate_bounds: dict | None = None,  # {column: (lo, hi)}
                   estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
                   randomised: bool = False,  # the treatment was assigned at random (a trial)
+                  candidates: tuple | None = None,  # plan only these of 'gformula', 'aipw', 'dim' (None: every applicable one); one name plans a method the user named, with its own settings
                   **options,  # planning assumptions and method settings shared by the candidates
                  ) -> MethodChoice:
     "The method with the lowest planned RMSE among the applicable ones, from public inputs only (no data)."
     covariates = tuple(covariates)
+    if candidates is not None:
+        candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
+        for m in candidates: check_choice(m, ('gformula', 'aipw', 'dim'), 'candidates')
     plans = _plans(n, len(covariates), epsilon, delta, outcome_bounds, estimand, bool(randomised), covariate_bounds,
-                   covariates, options)
+                   covariates, options, candidates)
     if not plans: raise ValueError('covariates: an observational study needs covariates to adjust for; for a randomised '
                                    'trial pass randomised=True (--randomised)')
     rmse = {m: p.rmse for m, p in plans.items()}

@@ -800,7 +800,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #194eff82
+# %% ../nbs/09_cli.ipynb #858a1cdb
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -860,11 +860,13 @@ def _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options,
     common = dict(n=n, epsilon=args.epsilon, delta=args.delta, outcome_bounds=outcome_bounds, covariates=names,
                   covariate_bounds=bounds, estimand=args.estimand)
     if spec.name == 'effect':
-        choice = planner(**common, randomised=extra.get('randomised', False), **options)
-        method = extra.get('method') or 'auto'
+        method, randomised = extra.get('method') or 'auto', extra.get('randomised', False)
+        if method == 'dim' and not randomised:
+            raise ValueError('--method dim ignores confounding: use it only when the assignment was random (--randomised)')
+        named = (method,) if method in ('gformula', 'aipw', 'dim') else None  # a named method is planned alone, with its own settings
+        choice = planner(**common, randomised=randomised, candidates=named, **options)
         if method == 'auto': return choice.plans[choice.method], choice
         if method in choice.plans: return choice.plans[method], choice  # the method the user forced, not the automatic choice
-        if method == 'dim': raise ValueError('--method dim ignores confounding: use it only when the assignment was random (--randomised)')
         return _named_plan(method, args, n, names, bounds, outcome_bounds, options), choice
     if spec.name == 'dim': common['covariates'] = ()
     return planner(**common, **options), None

@@ -224,3 +224,18 @@ def test_a_forced_method_dry_run_plans_that_method(tables, method, name):
     assert code == 0, err
     d = json.loads(out)
     assert d['method'] == name and d['choice']['method'] == method and 'chosen by the user' in d['choice']['reason'], d
+
+
+@pytest.mark.parametrize('method, shares', [('gformula', '0.1,0.3,0.5,0.1'), ('aipw', '0.05,0.2,0.3,0.05,0.2,0.2')])
+def test_a_named_method_dry_run_takes_its_own_settings(tables, method, shares):
+    """Review 9 G5: `effect --method gformula --shares` (four numbers, the G-formula's) was refused by the dry run, which
+    planned AIPW (six) too; the release took it. A named method is planned alone: the dry run and the release agree."""
+    argv = [*EFFECT, '--method', method, '--outcome-type', 'binary', '--shares', shares, '--json']
+    code, out, err = call('effect', tables['ok'], *argv, '--dry-run')
+    assert code == 0, err
+    d = json.loads(out)
+    assert d['choice']['method'] == method and list(d['choice']['planned_rmse']) == [method], d
+    code, out, err = call('effect', tables['ok'], *argv, '--seed', '1')
+    assert code == 0, err
+    code, _, err = call('effect', tables['ok'], *EFFECT, '--outcome-type', 'binary', '--shares', shares, '--dry-run', '--json')
+    assert _doc(code, err)['flag'] == '--shares'  # auto plans both, and one of them takes the other count
