@@ -141,15 +141,15 @@ class DomainCheck:
 
     def __repr__(self): return f'DomainCheck[NOT PRIVATE](n={self.n})'
 
-# %% ../nbs/12a_bounds.ipynb #cf7425f4
+# %% ../nbs/12a_bounds.ipynb #466e3bad
 def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                  covariates,  # covariate columns
                  treatment,  # the 0/1 treatment column
                  outcome,  # the outcome column (None: no outcome)
                  encoding: Encoding,  # the declared bounds
                  clip: bool = False,  # allow values outside the bounds (the estimators clip them; announced)
-                 covariate_clip: str = 'clip=True (--clip)',  # how a refusal says to ask for clipping covariates (the estimator's option)
-                 outcome_clip: str = 'clip=True (--clip)',  # the same for the outcome
+                 covariate_clip: str = 'clip=True',  # how a refusal says to ask for clipping covariates (the estimator's option)
+                 outcome_clip: str = 'clip=True',  # the same for the outcome
                 ) -> DomainCheck:
     "Refuse data outside the declared domain, naming the column (never a count or a value); one pass over the rows."
     lo, hi = np.asarray(encoding.bounds, dtype=float).T.reshape(2, -1)

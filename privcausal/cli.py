@@ -188,7 +188,7 @@ def _dask_refuse(args, flags):
     used = [flag for name, flag in flags if getattr(args, name, None)]
     if used: raise ValueError(f'--dask: {", ".join(used)} needs the data in memory; leave it out, or prepare DATA first')
 
-# %% ../nbs/09_cli.ipynb #770372fe
+# %% ../nbs/09_cli.ipynb #978c3ae3
 from .commands import csv_numbers
 
 
@@ -216,6 +216,12 @@ def _dask_n(args, raw) -> int:
     "The public number of rows: --n-rows (checked), or counted by the workers from the text (no value is parsed)."
     from privcausal.backend import as_rows
     return as_rows(raw[[args.treatment]], n=args.n_rows).n
+
+
+def _memory_n(args, df) -> int:
+    "The public number of rows of DATA in memory, --n-rows checked against it: a dry run refuses what the release would."
+    from privcausal.backend import as_rows
+    return as_rows(df[[args.treatment]], n=getattr(args, 'n_rows', None)).n
 
 # %% ../nbs/09_cli.ipynb #050e1c49
 def _names(text: str | None, flag: str) -> list:
@@ -568,7 +574,7 @@ def _ipw_checks(args, options: dict) -> None:
     missing = [text for name, other, text in _IPW_BOUNDS if name not in given and other not in given]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
 
-# %% ../nbs/09_cli.ipynb #d4d394de
+# %% ../nbs/09_cli.ipynb #a935b93a
 def _declared_split(column, rows, flag, label, n_rows=None):
     "A split column needs its size declared (and a declared size a column), refused before DATA is read; with `n_rows` (public), a size that leaves a part empty."
     if column and rows is None:
@@ -608,8 +614,9 @@ def _ipw_public(args) -> tuple:
     if args.split_column: _columns_exist(df, split_column=args.split_column)
     names = _public_names(args, df)
     if args.covariate_scale is not None: _scales(args.covariate_scale, names)  # the flag's own refusals (public)
-    _declared_split(args.split_column, args.fit_rows, '--fit-rows', "'fit'", len(df))
-    return df, names, {'n': len(df), 'm': args.fit_rows}, _read(len(df), '--fit-rows' if args.split_column else None)
+    n = _memory_n(args, df)
+    _declared_split(args.split_column, args.fit_rows, '--fit-rows', "'fit'", n)
+    return df, names, {'n': n, 'm': args.fit_rows}, _read(n, '--fit-rows' if args.split_column else None)
 
 
 def _ipw_frame(args, df, names, options: dict) -> tuple:
@@ -671,7 +678,7 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #8e3b75c5
+# %% ../nbs/09_cli.ipynb #a7a3359b
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
@@ -680,7 +687,8 @@ def _wate_public(args) -> tuple:
         return ddf, names, (_dask_n(args, raw) if args.dry_run or args.ledger else None), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    return df, _public_names(args, df), len(df), _read(len(df))
+    n = _memory_n(args, df)
+    return df, _public_names(args, df), n, _read(n)
 
 
 def _wate_frame(args, df, names):
@@ -800,7 +808,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #858a1cdb
+# %% ../nbs/09_cli.ipynb #a34c9dc3
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -844,7 +852,7 @@ def _effect_public(args, covariates):
         return ddf, names, _dask_n(args, raw)
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    return df, (_public_names(args, df) if covariates else []), len(df)
+    return df, (_public_names(args, df) if covariates else []), _memory_n(args, df)
 
 
 def _effect_frame(args, df, names):
@@ -948,7 +956,8 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
 
 def _effect_command(spec):
     "The body of an effect command, and its {python name: flag}: the fields of its plans (modules imported when it runs)."
-    return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes(), common=COMMON_OPTIONS | DESIGN_OPTIONS))
+    aliases = {'clip_rows': '--clip', 'clip_outcomes': '--clip'} if spec.name == 'effect' else {}  # PP-IPW's names for what effect's --clip sets
+    return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes(), common=COMMON_OPTIONS | DESIGN_OPTIONS | aliases))
 
 
 for _spec in EFFECT_COMMANDS:

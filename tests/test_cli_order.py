@@ -239,3 +239,37 @@ def test_a_named_method_dry_run_takes_its_own_settings(tables, method, shares):
     assert code == 0, err
     code, _, err = call('effect', tables['ok'], *EFFECT, '--outcome-type', 'binary', '--shares', shares, '--dry-run', '--json')
     assert _doc(code, err)['flag'] == '--shares'  # auto plans both, and one of them takes the other count
+
+
+@pytest.fixture(scope='module')
+def wide_y(tmp_path_factory):
+    "A continuous outcome with one value beyond --outcome-bounds -5:5."
+    r, n = np.random.default_rng(1), 400
+    df = pd.DataFrame({'x0': r.uniform(-1, 1, n), 't': (r.uniform(size=n) < 0.5).astype(int), 'y': r.normal(size=n)})
+    df.loc[3, 'y'] = 50.0
+    path = tmp_path_factory.mktemp('widey') / 'y.csv'
+    df.to_csv(path, index=False)
+    return str(path)
+
+
+WIDE = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x0', '--covariate-bounds', 'x0=-1:1', '--outcome-bounds=-5:5',
+        '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--json']
+
+
+@pytest.mark.parametrize('cmd, method', [('effect', 'ipw'), ('effect', 'gformula'), ('effect', 'auto'), ('gformula', None), ('aipw', None)])
+def test_an_outcome_beyond_its_bounds_names_the_flag_that_clips(wide_y, cmd, method):
+    """Review 9: `effect --method ipw` said "pass clip_outcomes=True" (PP-IPW's Python name, no flag of effect) and the
+    other commands "pass --clip (--clip)". Each names the flag once."""
+    doc = _doc(*call(cmd, wide_y, *WIDE, *(['--method', method] if method else []))[::2])
+    assert doc['flag'] == '--outcome-bounds' and 'pass --clip to clip' in doc['error'], doc
+    assert 'clip_outcomes' not in doc['error'] and '(--clip)' not in doc['error'], doc
+
+
+@pytest.mark.parametrize('cmd', ['effect', 'gformula', 'ipw', 'wate'])
+def test_a_dry_run_checks_the_declared_number_of_rows(tables, cmd):
+    "Review 9: `--n-rows 399` on a 400-row file passed the dry run (planned with 400) and was refused by the release."
+    argv = {'ipw': IPW + ['--covariate-bound', '2'], 'wate': COMMANDS['wate'][1]}.get(cmd, EFFECT)
+    doc = _doc(*call(cmd, tables['ok'], *argv, '--n-rows', '399', '--dry-run', '--json')[::2])
+    assert doc['flag'] == '--n-rows' and 'not the number of rows' in doc['error'], doc
+    code, out, err = call(cmd, tables['ok'], *argv, '--n-rows', '400', '--dry-run', '--json')
+    assert code == 0 and json.loads(out)['n'] == 400, err
