@@ -38,7 +38,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #2208c526
+# %% ../nbs/15_effect.ipynb #b2d786b0
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -53,6 +53,10 @@ def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate
     "The candidate plans (public inputs only), restricted to `candidates` when given."
     common = dict(n=n, epsilon=epsilon, delta=delta, outcome_bounds=outcome_bounds, estimand=estimand)
     want = lambda m: candidates is None or m in candidates
+    several = sum(want(m) for m in ('gformula', 'aipw') if d) + (bool(randomised) and want('dim')) > 1
+    if 'shares' in options and several:
+        raise ValueError("shares: the budget shares differ between the G-formula (four) and AIPW (six): pass "
+                         "method='gformula' or method='aipw' to set them")
     plans = {}
     if randomised and want('dim'):
         plans['dim'] = plan_gformula(**common, covariates=(), **_options(GFormulaPlan, options, ('imbalance', 'r2')))

@@ -808,7 +808,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #a34c9dc3
+# %% ../nbs/09_cli.ipynb #a10063e3
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -868,9 +868,7 @@ def _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options,
     common = dict(n=n, epsilon=args.epsilon, delta=args.delta, outcome_bounds=outcome_bounds, covariates=names,
                   covariate_bounds=bounds, estimand=args.estimand)
     if spec.name == 'effect':
-        method, randomised = extra.get('method') or 'auto', extra.get('randomised', False)
-        if method == 'dim' and not randomised:
-            raise ValueError('--method dim ignores confounding: use it only when the assignment was random (--randomised)')
+        method, randomised = extra.get('method') or 'auto', extra.get('randomised', False)  # (--method dim needs --randomised: `_effect_flag_checks`)
         named = (method,) if method in ('gformula', 'aipw', 'dim') else None  # a named method is planned alone, with its own settings
         choice = planner(**common, randomised=randomised, candidates=named, **options)
         if method == 'auto': return choice.plans[choice.method], choice
@@ -913,12 +911,15 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
     return out, f'{reason}\n{text}'
 
 
-def _effect_flag_checks(extra, outcome_bounds, options):
-    "`effect`'s refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome type's bounds, and the settings of a method run by name."
+def _effect_flag_checks(command, extra, outcome_bounds, options):
+    "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), `--method dim` without `--randomised`, and the settings of a method run by name."
     from privcausal.bounds import check_outcome_bounds
     from privcausal.choice import named_method_options
     outcome_type = extra.get('outcome_type') or 'continuous'
-    if outcome_bounds is not None: check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
+    check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
+    if command != 'effect': return
+    if extra.get('method') == 'dim' and not extra.get('randomised'):
+        raise ValueError('--method dim ignores confounding: use it only when the assignment was random (--randomised)')
     if extra.get('method') in ('ipw', 'wate'): named_method_options(extra['method'], options, outcome_type)
 
 
@@ -928,7 +929,7 @@ def _effect_body(spec, args):
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
-    if spec.name == 'effect': _effect_flag_checks(extra, outcome_bounds, options)
+    _effect_flag_checks(spec.name, extra, outcome_bounds, options)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)

@@ -238,7 +238,8 @@ def test_a_named_method_dry_run_takes_its_own_settings(tables, method, shares):
     code, out, err = call('effect', tables['ok'], *argv, '--seed', '1')
     assert code == 0, err
     code, _, err = call('effect', tables['ok'], *EFFECT, '--outcome-type', 'binary', '--shares', shares, '--dry-run', '--json')
-    assert _doc(code, err)['flag'] == '--shares'  # auto plans both, and one of them takes the other count
+    doc = _doc(code, err)  # auto plans both methods: no count fits, so it asks for the method
+    assert doc['flag'] == '--shares' and 'pass --method gformula or --method aipw' in doc['error'], doc
 
 
 @pytest.fixture(scope='module')
@@ -273,3 +274,17 @@ def test_a_dry_run_checks_the_declared_number_of_rows(tables, cmd):
     assert doc['flag'] == '--n-rows' and 'not the number of rows' in doc['error'], doc
     code, out, err = call(cmd, tables['ok'], *argv, '--n-rows', '400', '--dry-run', '--json')
     assert code == 0 and json.loads(out)['n'] == 400, err
+
+
+@pytest.mark.parametrize('cmd, extra, flag, words', [
+    ('effect', ['--outcome-bounds=-5:5', '--method', 'dim'], '--method', 'ignores confounding'),
+    ('effect', [], '--outcome-bounds', "PUBLIC range"),
+    ('gformula', [], '--outcome-bounds', "PUBLIC range"),
+    ('dim', [], '--outcome-bounds', "PUBLIC range")])
+def test_flag_only_refusals_come_before_data_is_read(tmp_path, cmd, extra, flag, words):
+    "Review 9 G5: `--method dim` without `--randomised` and a missing `--outcome-bounds` are refused from the flags, before DATA is opened (a missing file is not reached)."
+    argv = ['--treatment', 't', '--outcome', 'y', *([] if cmd == 'dim' else ['--covariates', 'x0', '--covariate-bounds', 'x0=-1:1']),
+            '--epsilon', '1', '--delta', '1e-6', *extra, '--json']
+    for dry in ([], ['--dry-run']):
+        doc = _doc(*call(cmd, str(tmp_path / 'missing.csv'), *argv, *dry)[::2])
+        assert doc['flag'] == flag and words in doc['error'] and 'DATA' not in doc['error'], doc
