@@ -14,7 +14,7 @@ import summarise
 
 R = Path(__file__).parent / 'results'
 first = [p for p in (R / 'grid.jsonl', R / 'grid_more.jsonl', R / 'grid200k.jsonl', R / 'small_exp3_n50000.jsonl') if p.exists()]
-RERUNS = ('grid_v2a.jsonl', 'grid_v2b.jsonl', 'grid200k_v2a.jsonl', 'grid200k_v2b.jsonl', 'small_exp3_n50000_v2.jsonl')
+RERUNS = ('grid_v2a.jsonl', 'grid_v2b.jsonl', 'grid_v2c.jsonl', 'grid200k_v2a.jsonl', 'grid200k_v2b.jsonl', 'small_exp3_n50000_v2.jsonl')
 reruns = [R / f for f in RERUNS if (R / f).exists()]
 df = pd.concat([summarise.load(first)] + [summarise.load([p]) for p in reruns], ignore_index=True)
 key = ['design', 'n', 'eps', 'delta', 'estimand', 'method', 'rep']
