@@ -67,7 +67,7 @@ def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate
         plans['aipw'] = plan_aipw(**common, covariates=covariates, covariate_bounds=covariate_bounds, **_options(AIPWPlan, options))
     return plans
 
-# %% ../nbs/15_effect.ipynb #d5460153
+# %% ../nbs/15_effect.ipynb #61232b3e
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -84,18 +84,22 @@ def choose_method(n: int,  # rows (public)
     if candidates is not None:
         candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
         for m in candidates: check_choice(m, ('gformula', 'aipw', 'dim'), 'candidates')
+    if candidates is not None and 'dim' in candidates and not randomised:
+        raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True)")
     plans = _plans(n, len(covariates), epsilon, delta, outcome_bounds, estimand, bool(randomised), covariate_bounds,
                    covariates, options, candidates)
     if not plans: raise ValueError('covariates: an observational study needs covariates to adjust for; for a randomised '
-                                   'trial pass randomised=True (--randomised)')
+                                   'trial pass randomised=True')
     rmse = {m: p.rmse for m, p in plans.items()}
     best = min(rmse, key=rmse.get)
+    if candidates is not None and len(candidates) == 1:
+        return MethodChoice(best, rmse, f'{best}: named by the user (planned RMSE {rmse[best]:.3g}, from public inputs only)', plans)
     others = ', '.join(f'{m} {v:.3g}' for m, v in rmse.items() if m != best)
     why = (f'auto: {best} has the lowest planned RMSE ({rmse[best]:.3g}' + (f'; {others}' if others else '') +
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #166c3574
+# %% ../nbs/15_effect.ipynb #5b24b748
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -117,9 +121,9 @@ def named_method_options(method: str,  # 'ipw' or 'wate'
     from privcausal.ipw import pp_ipw
     fn, options = (pp_ipw if method == 'ipw' else wate), dict(options)
     if method == 'ipw':  # `clip` (values outside their bounds, a bool: `_check_clip`) is PP-IPW's clip_rows and clip_outcomes
-        clip_values = options.pop('clip', False)
-        options.update(propensity_bounds=options.get('propensity_bounds', (0.05, 0.95)), clip_rows=clip_values,
-                       clip_outcomes=clip_values)
+        clip_values = options.pop('clip', False)  # PP-IPW's own clip_rows / clip_outcomes, when given, win (its refusals name them)
+        options.update(propensity_bounds=options.get('propensity_bounds', (0.05, 0.95)),
+                       clip_rows=options.get('clip_rows', clip_values), clip_outcomes=options.get('clip_outcomes', clip_values))
     accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
     unknown = sorted(set(options) - accepted)  # wate takes the fields of its plan
     if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")
@@ -137,7 +141,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     return fn(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #8da4b191
+# %% ../nbs/15_effect.ipynb #0fbd75ce
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -178,8 +182,8 @@ def effect(data,  # a pandas or Dask DataFrame
                                    estimand=estimand, outcome_type=outcome_type, ledger=ledger, rng=rng, n=n,
                                    diagnostics=diagnostics, options=options)
     if method == 'dim':
-        if not randomised: raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True, --randomised)")
-        r = dim(data, estimand=estimand, **kw, **_options(GFormulaPlan, options))
+        if not randomised: raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True)")
+        r = dim(data, estimand=estimand, **kw, **_options(GFormulaPlan, options, ('imbalance', 'r2')))  # as planned: no covariates
     else:
         plan_class = GFormulaPlan if method == 'gformula' else AIPWPlan
         r = _RUN[method](data, covariates=list(covariates), covariate_bounds=covariate_bounds, estimand=estimand, **kw,

@@ -19,8 +19,8 @@ from .bounds import Encoding
 # %% auto #0
 __all__ = ['SQUARES_SENSITIVITY', 'DEFAULT_FLOOR', 'NOISE_DRAWS', 'NOISE_SEED', 'gram_sensitivity', 'cross_sensitivity',
            'sym_vector', 'sym_matrix', 'ArmStatistics', 'arm_statistics', 'eigen_floor', 'ArmModels', 'arm_models',
-           'gformula_effect', 'simulate_noise', 'extrapolated_variance', 'gradient_sensitivity',
-           'curvature_sensitivity', 'logistic_step_statistics', 'newton_update']
+           'gformula_effect', 'simulate_noise', 'gradient_sensitivity', 'curvature_sensitivity',
+           'logistic_step_statistics', 'newton_update']
 
 # %% ../nbs/12b_outcome.ipynb #e159c7b4
 def gram_sensitivity(d: int,  # covariates
@@ -215,7 +215,7 @@ def gformula_effect(m: ArmModels,  # released models (batched or not)
         var = np.clip(np.nan_to_num(var, nan=16.0, posinf=16.0), 0.0, 16.0)
     return est, var
 
-# %% ../nbs/12b_outcome.ipynb #3be09b7b
+# %% ../nbs/12b_outcome.ipynb #268de673
 NOISE_DRAWS = 400  # draws of the noise simulation
 NOISE_SEED = 20251126  # the simulation's fixed seed: a deterministic function of the released numbers
 
@@ -226,24 +226,15 @@ def simulate_noise(released: ArmStatistics,  # the released statistics
                    estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
                    draws: int = NOISE_DRAWS,  # draws of the simulation
                    seed: int = NOISE_SEED,  # its fixed seed
-                   scale: float = 1.0,  # $k$: draw the noise with variance $k\sigma^2$ (the same normal draws, scaled by $\sqrt k$)
                   ) -> tuple:  # (estimates of the accepted draws, share accepted)
     "Post-processing: G-formula estimates over plausible true statistics given the released ones (PSD Gram draws kept)."
     g = np.random.default_rng(seed)
     v = released.vectors()
-    r = math.sqrt(scale)
-    sims = {k: v[k][None, :] - g.normal(size=(draws, v[k].size)) * (sigmas[k] * r) for k in ('gram', 'cross', 'squares')}
+    sims = {k: v[k][None, :] - g.normal(size=(draws, v[k].size)) * sigmas[k] for k in ('gram', 'cross', 'squares')}
     m = arm_models(ArmStatistics.from_vectors(sims['gram'], sims['cross'], sims['squares'], released.p), nu)
     est, _ = gformula_effect(m, estimand)
     ok = np.all(m.min_eig >= 0, axis=-1) & (m.n.min(-1) > 1)
     return (est[ok] if ok.sum() >= 20 else est), float(ok.mean())
-
-# %% ../nbs/12b_outcome.ipynb #ec7d1808
-def extrapolated_variance(v1: float,  # $V(1)$: the simulated noise variance at the release's noise scale
-                          v2: float,  # $V(2)$: the same simulation at twice the noise variance
-                         ) -> float:  # $\max(3V(1) - V(2),\ V(1)/3)$
-    "Post-processing: the simulated noise variance extrapolated from the released statistics to the true ones."
-    return max(3.0 * v1 - v2, v1 / 3.0)
 
 # %% ../nbs/12b_outcome.ipynb #226db73f
 def gradient_sensitivity(d: int,  # covariates

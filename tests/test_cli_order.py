@@ -288,3 +288,11 @@ def test_flag_only_refusals_come_before_data_is_read(tmp_path, cmd, extra, flag,
     for dry in ([], ['--dry-run']):
         doc = _doc(*call(cmd, str(tmp_path / 'missing.csv'), *argv, *dry)[::2])
         assert doc['flag'] == flag and words in doc['error'] and 'DATA' not in doc['error'], doc
+
+
+def test_dim_dry_run_and_release_agree_on_settings_it_ignores(tables):
+    "Audit 10 A1: --method dim --randomised with --r2 or --imbalance (no covariates: ignored) passed the dry run and was refused by the release."
+    argv = [*EFFECT, '--outcome-type', 'binary', '--method', 'dim', '--randomised', '--r2', '1.5', '--imbalance', '-1', '--json']
+    for extra in (['--dry-run'], ['--seed', '1']):
+        code, out, err = call('effect', tables['ok'], *argv, *extra)
+        assert code == 0, err

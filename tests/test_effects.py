@@ -226,3 +226,25 @@ def test_effect_clip_is_a_bool(method, clip):
         effect(df, outcome='y', treatment='t', covariates=COVS, covariate_bounds=BOUNDS, outcome_bounds=(-15, 15), epsilon=1.0,
                delta=1e-6, method=method, clip=clip, ledger=led, rng=np.random.default_rng(1))
     assert led.entries == ()
+
+
+def test_named_candidate_and_paper_method_settings():
+    """Review 10 F7 / audit 10 A1, A2: a method planned alone says it was named; dim without randomised says why;
+    effect(method='ipw') honours PP-IPW's own clip_outcomes (its refusal names it) instead of overwriting it with clip;
+    the difference in means ignores imbalance and r2 (no covariates) in the release as in its plan."""
+    kw = dict(covariates=COVS, covariate_bounds=BOUNDS)
+    ch = choose_method(2000, 1.0, 1e-6, (-15, 15), candidates='gformula', **kw)
+    assert ch.reason.startswith('gformula: named by the user') and list(ch.plans) == ['gformula']
+    with pytest.raises(ValueError, match='ignores confounding'):
+        choose_method(2000, 1.0, 1e-6, (-15, 15), candidates='dim', **kw)
+    df, _ = imbalanced(2000, 8)
+    df = df.assign(y=df.y.where(df.index != 3, 40.0))          # one outcome beyond (-15, 15)
+    with pytest.raises(ValueError, match='clip_outcomes=True'):
+        release(effect, df, method='ipw')
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        r = release(effect, df, method='ipw', clip_outcomes=True)     # following the hint works
+    assert math.isfinite(r.estimate)
+    a = release(effect, df.assign(y=df.y.clip(-15, 15)), method='dim', randomised=True)
+    b = release(effect, df.assign(y=df.y.clip(-15, 15)), method='dim', randomised=True, r2=0.9, imbalance=1.0)
+    assert a.estimate == b.estimate and a.plan.total_sd == b.plan.total_sd
