@@ -214,7 +214,7 @@ def flag_map(*plan_classes,  # plan classes whose fields have flags
             if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
-# %% ../nbs/09b_commands.ipynb #a59549ed
+# %% ../nbs/09b_commands.ipynb #250bbaf3
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)
@@ -247,7 +247,8 @@ def _named(message, flags):
 
 _ARGUMENT = r'(?=(?:=|:|\s+(?:\(|must\b|is required\b|needs\b|leaves\b|gives\b|applies\b|has\b)))'  # a plain word names an argument only here
 _KEYED_ONLY = ('levels', 'other')  # names rewritten only as levels['c'] / other={'c': x}: as plain words they are prose
-_SAID_AS = ((re.compile(r'(?<![\w\-\[])n(?=: the declared number of rows\b)'), 'n_rows'),)  # (wording, the name it stands for)
+_SAID_AS = ((re.compile(r'(?<![\w\-\[])n(?=: the declared number of rows\b)'), 'n_rows'),  # (wording, the name it stands for)
+            (re.compile(r'(?<![\w\-\[])n(?= must be an integer in \[1, 2\*\*62\))'), 'n_rows'))
 _COST = re.compile(r'(PrivacyCost\([^)]*\))')  # a printed cost: its field names are not flags
 
 # %% ../nbs/09b_commands.ipynb #7b7dc6e4

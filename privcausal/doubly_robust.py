@@ -73,7 +73,7 @@ def _score_chunk(chunk, index, covariates, treatment, outcome, encoding, models,
     psi = scores(estimand, Z, t, u, models, w, lo, hi)
     return np.array([psi[t == 0].sum(), psi[t == 1].sum()]), np.array([(psi[t == 0] ** 2).sum(), (psi[t == 1] ** 2).sum()])
 
-# %% ../nbs/14_aipw.ipynb #d800e9bb
+# %% ../nbs/14_aipw.ipynb #ff35e508
 AIPW_SHARES = (0.05, 0.1, 0.15, 0.02, 0.14, 0.54)  # shares of $\mu^2$: moments, gram, cross, squares, propensity steps (all), score sums (sum and squares)
 SCORE_SQUARES_SHARE = 0.1  # of the score stage, the part spent on the sums of squared scores
 
@@ -118,6 +118,7 @@ class AIPWPlan(Plan):
             raise ValueError(f'shares must be six numbers >= 0 (moments, gram, cross, squares, propensity, score), the last '
                              f'five > 0 (and the first > 0 when standardising), got {sh!r}')
         check_positive(self.floor, 'floor'); check_fraction(self.treated_share, 'treated_share')
+        if not (isinstance(self.r2, (int, float)) and 0 <= self.r2 < 1): raise ValueError(f'r2 must lie in [0, 1), got {self.r2!r}')
         if self.outcome_sd is not None: check_positive(self.outcome_sd, 'outcome_sd')
         s_sum, s_sq = score_sensitivities(self.estimand, lo, hi)
         if self.outcome_clip_sd is not None: check_positive(self.outcome_clip_sd, 'outcome_clip_sd')

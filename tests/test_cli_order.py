@@ -296,3 +296,12 @@ def test_dim_dry_run_and_release_agree_on_settings_it_ignores(tables):
     for extra in (['--dry-run'], ['--seed', '1']):
         code, out, err = call('effect', tables['ok'], *argv, *extra)
         assert code == 0, err
+
+
+@pytest.mark.parametrize('cmd, argv, flag', [('aipw', EFFECT + ['--r2', '1.5'], '--r2'), ('ipw', IPW + ['--covariate-bound', '2', '--n-rows', '0'], '--n-rows'),
+                                             ('wate', COMMANDS['wate'][1] + ['--n-rows', '0'], '--n-rows')])
+def test_bad_planning_values_name_their_flag(tables, cmd, argv, flag):
+    "Audit 10 A4/A5: AIPW's --r2 1.5 gave 'math domain error' (no flag); ipw/wate --n-rows 0 named no flag."
+    for dry in ([], ['--dry-run']):
+        doc = _doc(*call(cmd, tables['ok'], *argv, '--json', *dry)[::2])
+        assert doc['flag'] == flag, doc
