@@ -808,7 +808,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #a10063e3
+# %% ../nbs/09_cli.ipynb #1edbc773
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -957,7 +957,8 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
 
 def _effect_command(spec):
     "The body of an effect command, and its {python name: flag}: the fields of its plans (modules imported when it runs)."
-    aliases = {'clip_rows': '--clip', 'clip_outcomes': '--clip'} if spec.name == 'effect' else {}  # PP-IPW's names for what effect's --clip sets
+    aliases = ({'clip_rows': '--clip', 'clip_outcomes': '--clip', 'randomised': '--randomised'}  # PP-IPW's names for what --clip sets; effect's own switch
+               if spec.name == 'effect' else {})
     return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes(), common=COMMON_OPTIONS | DESIGN_OPTIONS | aliases))
 
 

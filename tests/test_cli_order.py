@@ -305,3 +305,10 @@ def test_bad_planning_values_name_their_flag(tables, cmd, argv, flag):
     for dry in ([], ['--dry-run']):
         doc = _doc(*call(cmd, tables['ok'], *argv, '--json', *dry)[::2])
         assert doc['flag'] == flag, doc
+
+
+def test_needs_covariates_names_the_flag(tables):
+    "Audit 10 A4: the refusal of an observational effect without covariates said randomised=True (a Python name) on the command line."
+    argv = ['--treatment', 't', '--outcome', 'y', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--json']
+    doc = _doc(*call('effect', tables['ok'], *argv, '--dry-run')[::2])
+    assert 'pass --randomised' in doc['error'] and 'randomised=True' not in doc['error'], doc
