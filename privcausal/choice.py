@@ -21,7 +21,7 @@ from .regression import GFormulaPlan, dim, gformula, plan_gformula
 from .method import EffectRelease
 
 # %% auto #0
-__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'choose_method', 'named_method_options', 'effect']
+__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'check_dim_randomised', 'choose_method', 'named_method_options', 'effect']
 
 # %% ../nbs/15_effect.ipynb #e08e00fa
 METHODS = ('gformula', 'aipw', 'dim', 'ipw', 'wate')  # the methods `effect` can run (`auto` chooses among the first three, `dim` only for a trial)
@@ -38,7 +38,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #b2d786b0
+# %% ../nbs/15_effect.ipynb #0ff5a3c8
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -47,6 +47,14 @@ def _options(plan_class, options: dict, drop=()) -> dict:
     unknown = sorted(set(options) - _fields(GFormulaPlan) - _fields(AIPWPlan))
     if unknown: raise TypeError(f'unexpected option(s) {unknown}: not a setting of any method (see GFormulaPlan, AIPWPlan)')
     return {k: v for k, v in options.items() if k in _fields(plan_class) and k not in drop}
+
+
+def check_dim_randomised(method: str | None,  # the method asked for
+                         randomised,  # the treatment was declared randomised
+                        ) -> None:
+    "The difference in means only for a declared trial (public inputs only; the command line calls it before reading DATA)."
+    if method == 'dim' and not randomised:
+        raise ValueError("method='dim' ignores confounding: pass randomised=True only when the treatment was assigned at random")
 
 
 def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate_bounds, covariates, options, candidates=None):
@@ -67,7 +75,7 @@ def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate
         plans['aipw'] = plan_aipw(**common, covariates=covariates, covariate_bounds=covariate_bounds, **_options(AIPWPlan, options))
     return plans
 
-# %% ../nbs/15_effect.ipynb #61232b3e
+# %% ../nbs/15_effect.ipynb #45802272
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -84,8 +92,7 @@ def choose_method(n: int,  # rows (public)
     if candidates is not None:
         candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
         for m in candidates: check_choice(m, ('gformula', 'aipw', 'dim'), 'candidates')
-    if candidates is not None and 'dim' in candidates and not randomised:
-        raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True)")
+    for m in candidates or (): check_dim_randomised(m, randomised)
     plans = _plans(n, len(covariates), epsilon, delta, outcome_bounds, estimand, bool(randomised), covariate_bounds,
                    covariates, options, candidates)
     if not plans: raise ValueError('covariates: an observational study needs covariates to adjust for; for a randomised '
@@ -141,7 +148,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     return fn(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #0fbd75ce
+# %% ../nbs/15_effect.ipynb #aa787bff
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -182,7 +189,7 @@ def effect(data,  # a pandas or Dask DataFrame
                                    estimand=estimand, outcome_type=outcome_type, ledger=ledger, rng=rng, n=n,
                                    diagnostics=diagnostics, options=options)
     if method == 'dim':
-        if not randomised: raise ValueError("method='dim' ignores confounding: use it only for a randomised treatment (randomised=True)")
+        check_dim_randomised(method, randomised)
         r = dim(data, estimand=estimand, **kw, **_options(GFormulaPlan, options, ('imbalance', 'r2')))  # as planned: no covariates
     else:
         plan_class = GFormulaPlan if method == 'gformula' else AIPWPlan

@@ -188,7 +188,7 @@ def _dask_refuse(args, flags):
     used = [flag for name, flag in flags if getattr(args, name, None)]
     if used: raise ValueError(f'--dask: {", ".join(used)} needs the data in memory; leave it out, or prepare DATA first')
 
-# %% ../nbs/09_cli.ipynb #978c3ae3
+# %% ../nbs/09_cli.ipynb #5d559aa4
 from .commands import csv_numbers
 
 
@@ -212,16 +212,10 @@ def _dask_frame(args, covariates=True):
     return raw.map_partitions(csv_numbers, flags=flags, meta=meta), raw, names
 
 
-def _dask_n(args, raw) -> int:
-    "The public number of rows: --n-rows (checked), or counted by the workers from the text (no value is parsed)."
+def _public_n(args, table) -> int:
+    "The public number of rows: --n-rows checked against DATA's (in memory its length; on --dask counted by the workers from the text, no value parsed), so a dry run refuses what the release would."
     from privcausal.backend import as_rows
-    return as_rows(raw[[args.treatment]], n=args.n_rows).n
-
-
-def _memory_n(args, df) -> int:
-    "The public number of rows of DATA in memory, --n-rows checked against it: a dry run refuses what the release would."
-    from privcausal.backend import as_rows
-    return as_rows(df[[args.treatment]], n=getattr(args, 'n_rows', None)).n
+    return as_rows(table[[args.treatment]], n=getattr(args, 'n_rows', None)).n
 
 # %% ../nbs/09_cli.ipynb #050e1c49
 def _names(text: str | None, flag: str) -> list:
@@ -574,7 +568,7 @@ def _ipw_checks(args, options: dict) -> None:
     missing = [text for name, other, text in _IPW_BOUNDS if name not in given and other not in given]
     if missing: raise ValueError('state the public bound(s): ' + '; '.join(missing))
 
-# %% ../nbs/09_cli.ipynb #a935b93a
+# %% ../nbs/09_cli.ipynb #12e472a1
 def _declared_split(column, rows, flag, label, n_rows=None):
     "A split column needs its size declared (and a declared size a column), refused before DATA is read; with `n_rows` (public), a size that leaves a part empty."
     if column and rows is None:
@@ -608,13 +602,13 @@ def _ipw_public(args) -> tuple:
     "(DATA, the design's names, the public sizes of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
         ddf, raw, names = _dask_frame(args)
-        return ddf, names, ({'n': _dask_n(args, raw)} if args.dry_run or args.ledger else {}), _DASK_READ
+        return ddf, names, ({'n': _public_n(args, raw)} if args.dry_run or args.ledger else {}), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
     if args.split_column: _columns_exist(df, split_column=args.split_column)
     names = _public_names(args, df)
     if args.covariate_scale is not None: _scales(args.covariate_scale, names)  # the flag's own refusals (public)
-    n = _memory_n(args, df)
+    n = _public_n(args, df)
     _declared_split(args.split_column, args.fit_rows, '--fit-rows', "'fit'", n)
     return df, names, {'n': n, 'm': args.fit_rows}, _read(n, '--fit-rows' if args.split_column else None)
 
@@ -678,16 +672,16 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #a7a3359b
+# %% ../nbs/09_cli.ipynb #7f5d9594
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
         _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
         ddf, raw, names = _dask_frame(args)
-        return ddf, names, (_dask_n(args, raw) if args.dry_run or args.ledger else None), _DASK_READ
+        return ddf, names, (_public_n(args, raw) if args.dry_run or args.ledger else None), _DASK_READ
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    n = _memory_n(args, df)
+    n = _public_n(args, df)
     return df, _public_names(args, df), n, _read(n)
 
 
@@ -808,7 +802,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #1edbc773
+# %% ../nbs/09_cli.ipynb #192b7599
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -849,10 +843,10 @@ def _effect_public(args, covariates):
     if args.dask:  # read by the workers: columns checked from metadata, values by the estimator's passes
         _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other')])
         ddf, raw, names = _dask_frame(args, covariates=bool(covariates))
-        return ddf, names, _dask_n(args, raw)
+        return ddf, names, _public_n(args, raw)
     df = read_table(args.data)
     _columns_exist(df, treatment=args.treatment, outcome=args.outcome)
-    return df, (_public_names(args, df) if covariates else []), _memory_n(args, df)
+    return df, (_public_names(args, df) if covariates else []), _public_n(args, df)
 
 
 def _effect_frame(args, df, names):
@@ -914,12 +908,11 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
 def _effect_flag_checks(command, extra, outcome_bounds, options):
     "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), `--method dim` without `--randomised`, and the settings of a method run by name."
     from privcausal.bounds import check_outcome_bounds
-    from privcausal.choice import named_method_options
+    from privcausal.choice import check_dim_randomised, named_method_options
     outcome_type = extra.get('outcome_type') or 'continuous'
     check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
     if command != 'effect': return
-    if extra.get('method') == 'dim' and not extra.get('randomised'):
-        raise ValueError('--method dim ignores confounding: use it only when the assignment was random (--randomised)')
+    check_dim_randomised(extra.get('method'), extra.get('randomised'))
     if extra.get('method') in ('ipw', 'wate'): named_method_options(extra['method'], options, outcome_type)
 
 
