@@ -21,7 +21,8 @@ from .regression import GFormulaPlan, dim, gformula, plan_gformula
 from .method import EffectRelease
 
 # %% auto #0
-__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'check_dim_randomised', 'choose_method', 'named_method_options', 'effect']
+__all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'check_dim_randomised', 'check_named_covariates', 'check_named_settings',
+           'choose_method', 'named_method_options', 'effect']
 
 # %% ../nbs/15_effect.ipynb #e08e00fa
 METHODS = ('gformula', 'aipw', 'dim', 'ipw', 'wate')  # the methods `effect` can run (`auto` chooses among the first three, `dim` only for a trial)
@@ -38,7 +39,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #0ff5a3c8
+# %% ../nbs/15_effect.ipynb #345d9bc5
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -55,6 +56,24 @@ def check_dim_randomised(method: str | None,  # the method asked for
     "The difference in means only for a declared trial (public inputs only; the command line calls it before reading DATA)."
     if method == 'dim' and not randomised:
         raise ValueError("method='dim' ignores confounding: pass randomised=True only when the treatment was assigned at random")
+
+
+def check_named_covariates(method: str,  # the method named by the user
+                           covariates,  # the covariates given
+                          ) -> None:
+    "The G-formula and AIPW adjust for covariates: named without any, they are refused (they would release a difference in means without `randomised`)."
+    if method in ('gformula', 'aipw') and not covariates:
+        raise ValueError(f"covariates: method={method!r} adjusts for confounding through covariates; name at least one (for a randomised trial "
+                         "without covariates, method='dim' with randomised=True)")
+
+
+def check_named_settings(method: str,  # 'gformula', 'aipw' or 'dim', named by the user
+                         options: dict,  # the settings `effect` was given
+                        ) -> None:
+    "A method the user named takes the settings and planning assumptions of its own plan; another method's (AIPW's `newton_steps`, the G-formula's `imbalance`) is refused, not ignored (public inputs only; the command line calls it before reading DATA)."
+    _options(GFormulaPlan, options)  # a setting of no method: refused as such
+    other = sorted(set(options) - _fields(AIPWPlan if method == 'aipw' else GFormulaPlan))  # dim: the G-formula without covariates
+    if other: raise TypeError(f"{', '.join(other)}: not a setting of method={method!r} (it belongs to another method)")
 
 
 def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate_bounds, covariates, options, candidates=None):
@@ -75,7 +94,7 @@ def _plans(n, d, epsilon, delta, outcome_bounds, estimand, randomised, covariate
         plans['aipw'] = plan_aipw(**common, covariates=covariates, covariate_bounds=covariate_bounds, **_options(AIPWPlan, options))
     return plans
 
-# %% ../nbs/15_effect.ipynb #45802272
+# %% ../nbs/15_effect.ipynb #bddd3c28
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -93,6 +112,8 @@ def choose_method(n: int,  # rows (public)
         candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
         for m in candidates: check_choice(m, ('gformula', 'aipw', 'dim'), 'candidates')
     for m in candidates or (): check_dim_randomised(m, randomised)
+    if candidates is not None and len(candidates) == 1:
+        check_named_covariates(candidates[0], covariates); check_named_settings(candidates[0], options)
     plans = _plans(n, len(covariates), epsilon, delta, outcome_bounds, estimand, bool(randomised), covariate_bounds,
                    covariates, options, candidates)
     if not plans: raise ValueError('covariates: an observational study needs covariates to adjust for; for a randomised '
@@ -148,7 +169,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     return fn(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #aa787bff
+# %% ../nbs/15_effect.ipynb #88326a2f
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -175,6 +196,8 @@ def effect(data,  # a pandas or Dask DataFrame
     outcome_bounds = check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
     covariates = (covariates,) if isinstance(covariates, str) else tuple(covariates or ())
     _check_clip(options)  # a bool, whatever the method (a number here was once PP-IPW's propensity bound)
+    if method in _RUN or method == 'dim': check_named_settings(method, options)  # (ipw, wate: `named_method_options`)
+    check_named_covariates(method, covariates)
     rows = as_rows(data, columns=[treatment], n=n).n  # the public number of rows (a Dask frame: from its partitions' lengths)
     if method == 'auto':
         choice = choose_method(rows, epsilon, delta, outcome_bounds, covariates, covariate_bounds, estimand, randomised, **options)

@@ -64,9 +64,16 @@ class CommandLineError(Exception):
         super().__init__(message)
         self.parser = parser
 
-# %% ../nbs/09_cli.ipynb #9578eb6c
+# %% ../nbs/09_cli.ipynb #53166852
+_NEGATIVE_VALUE = re.compile(r'^-\.?\d')  # an argument that starts like a negative number (-5:20, -1e3:0, -0.5) is a value: no flag starts so
+
+
 class _Parser(argparse.ArgumentParser):
-    "argparse's parser (its subcommands too), whose usage errors `main` reports as one JSON document under `--json`."
+    "argparse's parser (its subcommands too): usage errors become one JSON document under `--json` (`main`), and `--outcome-bounds -5:20` reads -5:20 as the value."
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_VALUE  # argparse's own takes only -5 and -.5 for values: '-5:20' was 'expected one argument'
+
     def error(self, message):
         if _ACTIVE.get('json'): raise CommandLineError(message, self)
         super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
@@ -802,7 +809,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #192b7599
+# %% ../nbs/09_cli.ipynb #7631c0c3
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -905,15 +912,25 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
     return out, f'{reason}\n{text}'
 
 
-def _effect_flag_checks(command, extra, outcome_bounds, options):
-    "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), `--method dim` without `--randomised`, and the settings of a method run by name."
+def _effect_flag_checks(command, args, extra, outcome_bounds, options):
+    "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), covariates given to `dim` or missing for the G-formula and AIPW, `--method dim` without `--randomised`, and the settings of a method run by name (another method's are refused, not ignored)."
     from privcausal.bounds import check_outcome_bounds
-    from privcausal.choice import check_dim_randomised, named_method_options
+    from privcausal.choice import check_dim_randomised, check_named_covariates, check_named_settings, named_method_options
     outcome_type = extra.get('outcome_type') or 'continuous'
     check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
+    if command in ('gformula', 'aipw') and not args.covariates:
+        raise ValueError(f'--covariates: the {command} command adjusts for confounding through covariates; name at least one (for a randomised trial '
+                         'without covariates, use the dim command)')
+    if command == 'dim':
+        given = [flag for flag in ('--covariates', '--covariate-bounds', '--categorical', '--other') if getattr(args, flag[2:].replace('-', '_'))]
+        if given: raise ValueError(f"{', '.join(given)}: the dim command is a difference in means, for a randomised trial, and "
+                                   'adjusts for nothing; to adjust for confounding use effect, gformula or aipw')
     if command != 'effect': return
-    check_dim_randomised(extra.get('method'), extra.get('randomised'))
-    if extra.get('method') in ('ipw', 'wate'): named_method_options(extra['method'], options, outcome_type)
+    method = extra.get('method')
+    check_dim_randomised(method, extra.get('randomised'))
+    check_named_covariates(method, args.covariates)
+    if method in ('ipw', 'wate'): named_method_options(method, options, outcome_type)
+    elif method in ('gformula', 'aipw', 'dim'): check_named_settings(method, options)
 
 
 def _effect_body(spec, args):
@@ -922,7 +939,7 @@ def _effect_body(spec, args):
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
-    _effect_flag_checks(spec.name, extra, outcome_bounds, options)
+    _effect_flag_checks(spec.name, args, extra, outcome_bounds, options)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)
@@ -950,7 +967,8 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
 
 def _effect_command(spec):
     "The body of an effect command, and its {python name: flag}: the fields of its plans (modules imported when it runs)."
-    aliases = ({'clip_rows': '--clip', 'clip_outcomes': '--clip', 'randomised': '--randomised'}  # PP-IPW's names for what --clip sets; effect's own switch
+    aliases = ({'clip_rows': '--clip', 'clip_outcomes': '--clip', 'randomised': '--randomised',  # PP-IPW's names for what --clip sets; effect's own switch
+                'fit_fraction': "the ipw command's --fit-fraction"}  # PP-IPW's split, which `effect --method ipw` keeps at its default
                if spec.name == 'effect' else {})
     return (lambda args: _effect_body(spec, args)), (lambda: flag_map(*spec.plan_classes(), common=COMMON_OPTIONS | DESIGN_OPTIONS | aliases))
 

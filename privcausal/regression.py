@@ -241,7 +241,7 @@ class GFormulaDiagnostics(NotPrivate):
     clipped_outcomes: int  # outcomes clipped to their declared bounds
     arm_sizes: dict  # control and treated counts
 
-# %% ../nbs/13_gformula.ipynb #b17aa0ab
+# %% ../nbs/13_gformula.ipynb #1a1529e2
 def gformula(data,  # a pandas or Dask DataFrame
              *,
              outcome: str,  # outcome column
@@ -260,6 +260,15 @@ def gformula(data,  # a pandas or Dask DataFrame
             ) -> EffectRelease:
     "Private G-formula (regression adjustment): the ATE, ATT or ATC with an interval, from per-arm private regressions."
     covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    if not covariates:  # without covariates the release is a difference in means, which `dim` runs for a declared trial
+        raise ValueError('covariates: the G-formula needs at least one covariate (for none, use dim: a randomised trial)')
+    return _gformula_run(data, outcome, treatment, covariates, outcome_bounds, epsilon, delta, covariate_bounds, estimand,
+                         ledger, rng, diagnostics, n, options)
+
+
+def _gformula_run(data, outcome, treatment, covariates, outcome_bounds, epsilon, delta, covariate_bounds, estimand, ledger,
+                  rng, diagnostics, n, options):
+    "The G-formula's release (with no covariates: the difference in means `dim` runs)."
     cols = effect_columns(data, outcome, treatment, covariates, n)
     plan = plan_gformula(cols.rows.n, epsilon, delta, outcome_bounds, covariates=cols.covariates,
                          covariate_bounds=covariate_bounds, estimand=estimand, **options)
@@ -268,7 +277,7 @@ def gformula(data,  # a pandas or Dask DataFrame
                        public=(('covariate_bounds', plan.covariate_bounds), ('outcome_bounds', plan.outcome_bounds)),
                        diagnostics=diagnostics)
 
-# %% ../nbs/13_gformula.ipynb #21aea71a
+# %% ../nbs/13_gformula.ipynb #6e1d16d6
 def dim(data,  # a pandas or Dask DataFrame
         *,
         outcome: str,  # outcome column
@@ -283,8 +292,8 @@ def dim(data,  # a pandas or Dask DataFrame
         **options,  # other `GFormulaPlan` fields (clip, shares, alpha, assumptions)
        ) -> EffectRelease:
     "Private difference in means (a randomised trial's ATE): the arms' sizes, sums and sums of squares, released once."
-    r = gformula(data, outcome=outcome, treatment=treatment, covariates=[], outcome_bounds=outcome_bounds, epsilon=epsilon,
-                 delta=delta, ledger=ledger, rng=rng, n=n, diagnostics=diagnostics, **options)
+    r = _gformula_run(data, outcome, treatment, [], outcome_bounds, epsilon, delta, options.pop('covariate_bounds', None),
+                      options.pop('estimand', 'ATE'), ledger, rng, diagnostics, n, options)
     covers = 'the average effect when the treatment is randomised: sampling and noise'
     if diagnostics: return dataclasses.replace(r[0], interval_covers=covers), r[1]
     return dataclasses.replace(r, interval_covers=covers)

@@ -11,15 +11,15 @@ from cli_call import call
 
 @pytest.fixture(scope='module')
 def tables(tmp_path_factory):
-    "Three data sets of the same shape: in the declared domain, with an undeclared level, with |x0| beyond its scale."
+    "Four data sets of the same shape: in the declared domain, with an undeclared level, with |x0| beyond its scale, with y beyond its bounds."
     r, n = np.random.default_rng(0), 400
     df = pd.DataFrame({'x0': r.uniform(-1, 1, n), 'x1': r.uniform(-1, 1, n), 'c': r.choice(['a', 'b'], n)})
     df['t'], df['y'] = (r.uniform(size=n) < 0.5).astype(int), (r.uniform(size=n) < 0.4).astype(int)
-    badcat, bigx = df.copy(), df.copy()
-    badcat.loc[3, 'c'], bigx.loc[3, 'x0'] = 'z', 5.0
+    badcat, bigx, bigy = df.copy(), df.copy(), df.copy()
+    badcat.loc[3, 'c'], bigx.loc[3, 'x0'], bigy.loc[3, 'y'] = 'z', 5.0, 5
     root = tmp_path_factory.mktemp('order')
     out = {}
-    for name, d in (('ok', df), ('badcat', badcat), ('bigx', bigx)):
+    for name, d in (('ok', df), ('badcat', badcat), ('bigx', bigx), ('bigy', bigy)):
         d.to_csv(root / f'{name}.csv', index=False)
         out[name] = str(root / f'{name}.csv')
     return out
@@ -34,7 +34,7 @@ COMMANDS = {  # command: (its arguments after DATA, the data set it refuses on i
     'ipw-scale-categorical': ('ipw', IPW + ['--covariate-scale', 'x0=1,x1=1'], 'badcat', '--categorical'),
     'wate': ('wate', DESIGN + ['--covariate-bounds', 'x0=-1:1,x1=-1:1', '--epsilon', '1'], 'badcat', '--categorical'),
     **{c: (c, EFFECT, 'badcat', '--categorical') for c in ('effect', 'gformula', 'aipw')},
-    'dim': ('dim', DESIGN + ['--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6'], 'badcat', '--categorical'),
+    'dim': ('dim', DESIGN[:4] + ['--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6'], 'bigy', '--outcome-bounds'),  # no covariates
 }
 
 
@@ -312,3 +312,39 @@ def test_needs_covariates_names_the_flag(tables):
     argv = ['--treatment', 't', '--outcome', 'y', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--json']
     doc = _doc(*call('effect', tables['ok'], *argv, '--dry-run')[::2])
     assert 'pass --randomised' in doc['error'] and 'randomised=True' not in doc['error'], doc
+
+
+@pytest.mark.parametrize('cmd, extra, flag, words', [
+    ('effect', ['--method', 'gformula', '--newton-steps', '-1'], '--newton-steps', 'not a setting of --method gformula'),
+    ('effect', ['--method', 'gformula', '--propensity-bounds', '0.6:0.4'], '--propensity-bounds', 'not a setting of --method gformula'),
+    ('effect', ['--method', 'aipw', '--floor-check', '0.5'], '--floor-check', 'not a setting of --method aipw'),
+    ('effect', ['--method', 'dim', '--randomised', '--newton-steps', '3'], '--newton-steps', 'not a setting of --method dim'),
+    ('dim', ['--covariates', 'x0'], '--covariates', 'adjusts for nothing'),
+    ('effect', ['--method', 'gformula', '--randomised', '--no-covariates'], '--covariates', 'adjusts for confounding through covariates'),
+    ('effect', ['--method', 'aipw', '--no-covariates'], '--covariates', 'adjusts for confounding through covariates'),
+    ('gformula', ['--no-covariates'], '--covariates', 'use the dim command'),
+    ('aipw', ['--no-covariates'], '--covariates', 'use the dim command'),
+    ('dim', ['--covariate-bounds', 'x0=-1:1'], '--covariate-bounds', 'adjusts for nothing')])
+def test_settings_a_command_would_ignore_are_refused_before_data_is_read(tmp_path, cmd, extra, flag, words):
+    """Audit 10 A6/A7: under --method gformula the other method's settings (--newton-steps -1, --propensity-bounds
+    0.6:0.4) were accepted and ignored, and the dim command's release ignored --covariates that its dry run refused
+    (with a misleading message). And `effect --method gformula` or the gformula command without covariates released a
+    difference in means (no --randomised needed) where the dry run refused. All are refused from the flags, dry run and
+    release alike, before DATA is opened."""
+    covariates = [] if cmd == 'dim' or '--no-covariates' in extra else ['--covariates', 'x0', '--covariate-bounds', 'x0=-1:1']
+    argv = ['--treatment', 't', '--outcome', 'y', '--outcome-bounds', '-5:5', '--epsilon', '1', '--delta', '1e-6', *covariates,
+            *[a for a in extra if a != '--no-covariates'], '--json']
+    for dry in ([], ['--dry-run']):
+        doc = _doc(*call(cmd, str(tmp_path / 'missing.csv'), *argv, *dry)[::2])
+        assert doc['flag'] == flag and words in doc['error'] and 'DATA' not in doc['error'], doc
+
+
+def test_a_negative_bound_after_a_space_is_a_value(tables):
+    "`--outcome-bounds -5:5` (argparse read -5:5 as an unknown flag: 'expected one argument') plans as `--outcome-bounds=-5:5` does."
+    base = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x0', '--epsilon', '1', '--delta', '1e-6', '--dry-run', '--json']
+    outs = []
+    for bounds in (['--outcome-bounds', '-5:5', '--covariate-bounds', 'x0=-1:1'], ['--outcome-bounds=-5:5', '--covariate-bounds=x0=-1:1']):
+        code, out, err = call('effect', tables['ok'], *base, *bounds)
+        assert code == 0, err
+        outs.append(json.loads(out))
+    assert outs[0] == outs[1] and outs[0]['outcome_bounds'] == [-5.0, 5.0], outs[0]
