@@ -691,7 +691,7 @@ def _bounds_map(covariate_bounds, covariates):
     if len(covariate_bounds) == 0: return None
     return dict(zip(covariates or (), covariate_bounds)) if len(covariate_bounds) == len(covariates or ()) else covariate_bounds
 
-# %% ../nbs/05_wate.ipynb #d529a235
+# %% ../nbs/05_wate.ipynb #365505c6
 @dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
 class WATEPlan(Plan):
     "A WATE release planned from public inputs only: its partitions, calibration and expected precision (pure epsilon-DP, Laplace noise)."
@@ -724,7 +724,7 @@ class WATEPlan(Plan):
 
     def __post_init__(self):  # the base's checks do not apply: delta is 0 (pure DP), the interval is the 95% one
         if self.delta != 0: raise ValueError(f'delta must be 0: WATE is pure epsilon-DP (Laplace noise), got {self.delta!r}')
-        if self.alpha != 0.05: raise ValueError('alpha: a WATE plan is for the 95% interval (a release in Python gives other levels by its conf_int method)')
+        if self.alpha != 0.05: raise ValueError('alpha: a WATE plan is for the 95% interval; its release gives other levels (conf_int in Python; the 90% and 99% intervals in the --json output of the command line)')
         check_estimand(self.estimand); check_variance_mode(self.variance)
         n = check_int(self.n, 'n', 8, MAX_ROWS)
         if self.d is None and not self.covariates: raise ValueError('d: give the number of covariates (or their names, covariates=[...])')

@@ -214,7 +214,7 @@ def flag_map(*plan_classes,  # plan classes whose fields have flags
             if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
-# %% ../nbs/09b_commands.ipynb #250bbaf3
+# %% ../nbs/09b_commands.ipynb #cd8d3998
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)
@@ -224,11 +224,19 @@ def flag_message(message: str,  # an error message from a Python function
     return ''.join(p for p, _ in out), next((f for _, f in out if f), None)
 
 
+_LEADING_LIST = re.compile(r'((?:[A-Za-z_]\w*, )+[A-Za-z_]\w*):')  # a message that opens with a list of names, then a colon
+
+
 def _named(message, flags):
     "`flag_message` on text without a printed cost: (the text with flags, the first flag it names)."
     for pattern, name in _SAID_AS:
         if name in flags: message = pattern.sub(name, message)
     first, pos = None, len(message) + 1
+    lead = _LEADING_LIST.match(message)  # 'imbalance, r2: not a setting ...' names each of them
+    if lead and any(w in flags for w in lead.group(1).split(', ')):
+        names = lead.group(1).split(', ')
+        message = ', '.join(flags.get(w, w) for w in names) + message[lead.end(1):]
+        first, pos = next(flags[w] for w in names if w in flags), 0
     for name in sorted(flags, key=len, reverse=True):
         flag, word = flags[name], re.escape(name)
         keyed = re.compile(r"(?<![\w\-\[])" + word + r"(?:\['([^']*)'\]|=\{'([^']*)': *'?([^'}]*)'?\})")  # levels['c'], other={'c': x}

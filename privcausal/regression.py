@@ -23,14 +23,15 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
                                 cross_sensitivity, eigen_floor, gformula_effect, gram_sensitivity, simulate_noise)
 
 # %% auto #0
-__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED', 'INTERVAL_COVERS',
-           'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics', 'gformula_release',
-           'GFormulaDiagnostics', 'gformula', 'dim']
+__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED',
+           'INTERVAL_COVERS', 'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics',
+           'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #e7d17f7f
+# %% ../nbs/13_gformula.ipynb #cc829490
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
+DIM_UNUSED = ('imbalance', 'r2', 'floor', 'floor_check', 'standardise')  # settings of the G-formula that mean nothing without covariates (the difference in means)
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
 
 
@@ -111,6 +112,7 @@ class GFormulaPlan(Plan):
         return {'standardise': self.standardise, 'floor': self.floor, 'floor_check': self.floor_check, 'shares': self.shares, 'd': self.d}
 
     def _summary_lines(self):
+        if not self.d: return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g} (they move the prediction only)']
         return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g}, R^2 {self.r2:g}, '
                 f'imbalance (SMD) {self.imbalance:g} (they move the prediction only)']
 
@@ -118,7 +120,7 @@ class GFormulaPlan(Plan):
         lo, hi = self.outcome_bounds
         return self.outcome_sd if self.outcome_sd is not None else (hi - lo) / 6
 
-# %% ../nbs/13_gformula.ipynb #bfaf75f6
+# %% ../nbs/13_gformula.ipynb #4e17b2e2
 PLAN_DRAWS, PLAN_SEED = 200, 20251127  # the planner's simulated releases and their fixed seed (a function of public inputs)
 
 
@@ -129,6 +131,7 @@ def population_statistics(p: GFormulaPlan,  # the plan (its assumptions)
     s_y = p._outcome_sd()
     h_y = min(p.outcome_clip_sd * s_y, (hi - lo) / 2) if p.outcome_clip_sd is not None else (hi - lo) / 2
     s_u, v, d, n1 = s_y / h_y, 1 / STANDARDISE_SD ** 2, p.d, p.n * p.treated_share
+    r2 = p.r2 if d else 0.0  # no covariates explain nothing: the difference in means' residual is the outcome's whole spread
     na = np.array([p.n - n1, n1])
     gap = np.full(d, p.imbalance * math.sqrt(v))
     means = np.stack([-p.treated_share * gap, (1 - p.treated_share) * gap])
@@ -139,7 +142,7 @@ def population_statistics(p: GFormulaPlan,  # the plan (its assumptions)
         G[a, 0, 0], G[a, 0, 1:], G[a, 1:, 0] = 1, m, m
         G[a, 1:, 1:] = v * np.eye(d) + np.outer(m, m)
         b[a, 0], b[a, 1:] = u_bar, v * beta + m * u_bar
-        q[a] = u_bar ** 2 + v * beta @ beta + (1 - p.r2) * s_u ** 2
+        q[a] = u_bar ** 2 + v * beta @ beta + (1 - r2) * s_u ** 2
         G[a], b[a], q[a] = na[a] * G[a], na[a] * b[a], na[a] * q[a]
     return ArmStatistics(G, b, q), h_y
 
@@ -277,7 +280,7 @@ def _gformula_run(data, outcome, treatment, covariates, outcome_bounds, epsilon,
                        public=(('covariate_bounds', plan.covariate_bounds), ('outcome_bounds', plan.outcome_bounds)),
                        diagnostics=diagnostics)
 
-# %% ../nbs/13_gformula.ipynb #6e1d16d6
+# %% ../nbs/13_gformula.ipynb #d444407d
 def dim(data,  # a pandas or Dask DataFrame
         *,
         outcome: str,  # outcome column
@@ -292,6 +295,8 @@ def dim(data,  # a pandas or Dask DataFrame
         **options,  # other `GFormulaPlan` fields (clip, shares, alpha, assumptions)
        ) -> EffectRelease:
     "Private difference in means (a randomised trial's ATE): the arms' sizes, sums and sums of squares, released once."
+    unused = sorted(set(options) & set(DIM_UNUSED))
+    if unused: raise TypeError(f"{', '.join(unused)}: not a setting of the difference in means (it has no covariates)")
     r = _gformula_run(data, outcome, treatment, [], outcome_bounds, epsilon, delta, options.pop('covariate_bounds', None),
                       options.pop('estimand', 'ATE'), ledger, rng, diagnostics, n, options)
     covers = 'the average effect when the treatment is randomised: sampling and noise'

@@ -290,12 +290,19 @@ def test_flag_only_refusals_come_before_data_is_read(tmp_path, cmd, extra, flag,
         assert doc['flag'] == flag and words in doc['error'] and 'DATA' not in doc['error'], doc
 
 
-def test_dim_dry_run_and_release_agree_on_settings_it_ignores(tables):
-    "Audit 10 A1: --method dim --randomised with --r2 or --imbalance (no covariates: ignored) passed the dry run and was refused by the release."
-    argv = [*EFFECT, '--outcome-type', 'binary', '--method', 'dim', '--randomised', '--r2', '1.5', '--imbalance', '-1', '--json']
-    for extra in (['--dry-run'], ['--seed', '1']):
-        code, out, err = call('effect', tables['ok'], *argv, *extra)
-        assert code == 0, err
+def test_dim_dry_run_and_release_agree_on_settings_it_cannot_use(tables):
+    """Audit 10 A1: --method dim --randomised with --r2 or --imbalance passed the dry run and was refused by the release;
+    then (audit 11 B2, B3) both ignored them, and the covariates too. A difference in means has no covariates: both
+    refuse such settings, and the covariates, before DATA's values are read."""
+    base = ['--treatment', 't', '--outcome', 'y', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--method', 'dim',
+            '--randomised', '--json']
+    for extra, flag in ((['--r2', '1.5', '--imbalance', '-1'], '--imbalance'), (['--floor', '0.3'], '--floor'),
+                        (['--covariates', 'x0', '--covariate-bounds', 'x0=-1:1'], '--covariates')):
+        for mode in (['--dry-run'], ['--seed', '1']):
+            doc = _doc(*call('effect', tables['ok'], *base, *extra, *mode)[::2])
+            assert doc['flag'] in extra and flag in doc['error'], doc
+    code, out, err = call('effect', tables['ok'], *base, '--seed', '1')
+    assert code == 0 and json.loads(out)['method'] == 'Difference in means', err
 
 
 @pytest.mark.parametrize('cmd, argv, flag', [('aipw', EFFECT + ['--r2', '1.5'], '--r2'), ('ipw', IPW + ['--covariate-bound', '2', '--n-rows', '0'], '--n-rows'),
@@ -324,7 +331,8 @@ def test_needs_covariates_names_the_flag(tables):
     ('effect', ['--method', 'aipw', '--no-covariates'], '--covariates', 'adjusts for confounding through covariates'),
     ('gformula', ['--no-covariates'], '--covariates', 'use the dim command'),
     ('aipw', ['--no-covariates'], '--covariates', 'use the dim command'),
-    ('dim', ['--covariate-bounds', 'x0=-1:1'], '--covariate-bounds', 'adjusts for nothing')])
+    ('dim', ['--covariate-bounds', 'x0=-1:1'], '--covariate-bounds', 'adjusts for nothing'),
+    ('dim', ['--floor', '0.3'], '--floor', 'unrecognized arguments')])  # audit 11 B3: no setting that needs covariates
 def test_settings_a_command_would_ignore_are_refused_before_data_is_read(tmp_path, cmd, extra, flag, words):
     """Audit 10 A6/A7: under --method gformula the other method's settings (--newton-steps -1, --propensity-bounds
     0.6:0.4) were accepted and ignored, and the dim command's release ignored --covariates that its dry run refused
@@ -348,3 +356,20 @@ def test_a_negative_bound_after_a_space_is_a_value(tables):
         assert code == 0, err
         outs.append(json.loads(out))
     assert outs[0] == outs[1] and outs[0]['outcome_bounds'] == [-5.0, 5.0], outs[0]
+
+
+@pytest.mark.parametrize('extra, flag, words', [
+    (['--method', 'wate', '--outcome-type', 'binary'], '--covariates', '--method wate adjusts for confounding'),
+    (['--method', 'ipw', '--randomised'], '--covariates', '--method ipw adjusts for confounding'),
+    (['--randomised', '--newton-steps', '3'], '--newton-steps', 'not a setting of the methods planned here (dim)'),
+    (['--seed', '-1'], '--seed', 'integer >= 0'),
+    (['--ledger', 'L.json', '--budget', '-1,1e-5'], '--budget', 'EPS > 0')])
+def test_audit_11_refusals(tables, tmp_path, extra, flag, words):
+    """Audit 11: `effect --method wate` without covariates released an unadjusted WATE (its dry run refused); ipw said
+    'd must be a positive integer'; auto without covariates ignored AIPW's settings; `--seed -1` was refused by numpy
+    after DATA was read; `--budget -1,1e-5` blamed --epsilon. Dry run and release alike."""
+    base = ['--treatment', 't', '--outcome', 'y', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--json']
+    extra = [str(tmp_path / a) if a == 'L.json' else a for a in extra]
+    for mode in (['--dry-run'], [] if '--seed' in extra else ['--seed', '1']):
+        doc = _doc(*call('effect', tables['ok'], *base, *extra, *mode)[::2])
+        assert doc['flag'] == flag and words in doc['error'], doc

@@ -245,6 +245,14 @@ def test_named_candidate_and_paper_method_settings():
         warnings.simplefilter('ignore')
         r = release(effect, df, method='ipw', clip_outcomes=True)     # following the hint works
     assert math.isfinite(r.estimate)
-    a = release(effect, df.assign(y=df.y.clip(-15, 15)), method='dim', randomised=True)
-    b = release(effect, df.assign(y=df.y.clip(-15, 15)), method='dim', randomised=True, r2=0.9, imbalance=1.0)
+    # the difference in means has no covariates: named, it refuses them and the settings that need them (audit 11 B2, B3)
+    trial = df.assign(y=df.y.clip(-15, 15))
+    with pytest.raises(ValueError, match='adjusts for nothing'):
+        release(effect, trial, method='dim', randomised=True)
+    with pytest.raises(TypeError, match='imbalance, r2: not a setting'):
+        effect(trial, outcome='y', treatment='t', outcome_bounds=(-15, 15), epsilon=1.0, delta=1e-6, method='dim', randomised=True,
+               r2=0.9, imbalance=1.0)
+    kw = dict(outcome='y', treatment='t', outcome_bounds=(-15, 15), epsilon=1.0, delta=1e-6)
+    a = effect(trial, **kw, method='dim', randomised=True, rng=np.random.default_rng(1))
+    b = dim(trial, **kw, rng=np.random.default_rng(1))
     assert a.estimate == b.estimate and a.plan.total_sd == b.plan.total_sd
