@@ -13,7 +13,7 @@ from .method import field_docs, field_flag
 
 # %% auto #0
 __all__ = ['SHARED', 'COMMON_OPTIONS', 'DESIGN_OPTIONS', 'EFFECT_COMMANDS', 'ANM_COMMAND', 'parse_pair', 'parse_bounds_map',
-           'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off',
+           'parse_numbers', 'parse_bound', 'parse_both', 'parse_one_or_two', 'parse_auto_on_off', 'parse_number_or_off',
            'parse_number_or_word', 'terminal_text', 'doc_choices', 'plan_arguments', 'plan_options', 'flag_map',
            'flag_message', 'CommandSpec', 'csv_numbers']
 
@@ -89,8 +89,15 @@ def parse_auto_on_off(text: str,  # 'auto', 'on' or 'off'
     if text not in choices: raise ValueError(f'{flag} takes auto, on or off, got {text!r}')
     return choices[text]
 
-# %% ../nbs/09b_commands.ipynb #b940608b
-parse_one_or_two.metavar, parse_auto_on_off.metavar = 'M[,M0]', 'auto|on|off'  # shown in the usage instead of the field's name
+# %% ../nbs/09b_commands.ipynb #d37069b9
+def parse_number_or_off(text: str,  # a number, or 'off'
+                        flag: str,  # the flag, named in errors
+                       ) -> float | None:
+    "A number, or 'off' (None: the setting is switched off)."
+    return None if text.strip().lower() == 'off' else _number(text, flag)
+
+
+parse_one_or_two.metavar, parse_auto_on_off.metavar, parse_number_or_off.metavar = 'M[,M0]', 'auto|on|off', 'K|off'  # shown in the usage instead of the field's name
 
 
 def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
@@ -100,12 +107,13 @@ def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
     try: return float(text)
     except ValueError: return text
 
-# %% ../nbs/09b_commands.ipynb #9b142314
+# %% ../nbs/09b_commands.ipynb #2a2a091f
 _METAVARS = {'propensity_bounds': 'OMEGA|LO:HI', 'outcome_bounds': 'LO:HI'}  # how a parsed field's value is written
 SHARED = ('n', 'epsilon', 'delta', 'covariates', 'covariate_bounds', 'outcome_bounds', 'estimand')  # set by the common options
 _PARSERS = {'covariate_bounds': parse_bounds_map, 'outcome_bounds': parse_pair, 'propensity_bounds': parse_pair,
             'shares': parse_numbers, 'x_bounds': parse_bound, 'y_bounds': parse_bound, 'hsic_bandwidths': parse_both,
-            'iqr_threshold': parse_number_or_word, 'outcome_mean': parse_one_or_two, 'debias': parse_auto_on_off}
+            'iqr_threshold': parse_number_or_word, 'outcome_mean': parse_one_or_two, 'debias': parse_auto_on_off,
+            'outcome_clip_sd': parse_number_or_off, 'floor_check': parse_number_or_off}
 
 
 def _kind(f):

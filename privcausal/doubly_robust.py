@@ -73,7 +73,7 @@ def _score_chunk(chunk, index, covariates, treatment, outcome, encoding, models,
     psi = scores(estimand, Z, t, u, models, w, lo, hi)
     return np.array([psi[t == 0].sum(), psi[t == 1].sum()]), np.array([(psi[t == 0] ** 2).sum(), (psi[t == 1] ** 2).sum()])
 
-# %% ../nbs/14_aipw.ipynb #94f53dce
+# %% ../nbs/14_aipw.ipynb #3af24064
 AIPW_SHARES = (0.05, 0.1, 0.15, 0.02, 0.14, 0.54)  # shares of $\mu^2$: moments, gram, cross, squares, propensity steps (all), score sums (sum and squares)
 SCORE_SQUARES_SHARE = 0.1  # of the score stage, the part spent on the sums of squared scores
 
@@ -91,7 +91,7 @@ class AIPWPlan(Plan):
     standardise: bool = public(True)  # release column moments first and re-centre and re-scale each covariate at its private mean ± 3 private sds
     floor: float = public(DEFAULT_FLOOR)  # $c$: eigenvalue floor of the released Gram and curvature matrices, in units of their noise
     shares: tuple = public(AIPW_SHARES)  # shares of the budget ($\mu^2$): moments, Gram, cross-products, sums of squares, propensity steps, score
-    outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # also standardise the outcome at its private mean and winsorise it at this many private sds (None: keep only its public bounds)
+    outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # when standardising, also standardise the outcome at its private mean and winsorise it at this many private sds (None, `off` on the command line: keep only its public bounds)
     clip: bool = public(False)  # clip values outside their declared bounds (announced) instead of refusing
     treated_share: float = public(0.5)  # planning assumption: the share of treated rows
     outcome_sd: float | None = public(None)  # planning assumption: the outcome's sd in its units (default: a sixth of its range)
@@ -134,6 +134,7 @@ class AIPWPlan(Plan):
         spec['score squares'] = (s_sq, sh[5] * SCORE_SQUARES_SHARE)
         set_derived(self, covariates=tuple(self.covariates), covariate_bounds=bounds, outcome_bounds=check_outcome_bounds(self.outcome_bounds),
              propensity_bounds=(lo, hi), standardise=bool(self.standardise), shares=tuple(map(float, sh)), d=d,
+             outcome_clip_sd=self.outcome_clip_sd if self.standardise else None,  # what runs: no winsorisation without standardising
              gaussian_stages=compose_gaussian(self.epsilon, self.delta, spec))
         set_derived(self, **_predict(self))
 

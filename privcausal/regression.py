@@ -27,7 +27,7 @@ __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SH
            'INTERVAL_COVERS', 'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics',
            'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #cc829490
+# %% ../nbs/13_gformula.ipynb #92596d85
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
@@ -53,9 +53,9 @@ class GFormulaPlan(Plan):
     estimand: str = public('ATE')  # 'ATE', 'ATT' or 'ATC'
     standardise: bool = public(True)  # release column moments first and re-centre and re-scale each covariate at its private mean ± 3 private sds
     floor: float = public(DEFAULT_FLOOR)  # $c$: eigenvalues of each released centred Gram are floored at c times the noise's spectral size
-    floor_check: float | None = public(FLOOR_CHECK)  # the interval adds how far the estimate moves when the floor is lowered to c times this, a bound on the floor's shrinkage bias (None: no bound)
+    floor_check: float | None = public(FLOOR_CHECK)  # the interval adds how far the estimate moves when the floor is lowered to c times this, a bound on the floor's shrinkage bias (None, `off` on the command line: no bound)
     shares: tuple = public(DEFAULT_SHARES)  # shares of the budget ($\mu^2$) of the stages: moments, Gram matrices, cross-products, sums of squares
-    outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # also standardise the outcome at its private mean and winsorise it at this many private sds (None: keep only its public bounds)
+    outcome_clip_sd: float | None = public(OUTCOME_CLIP_SD)  # when standardising, also standardise the outcome at its private mean and winsorise it at this many private sds (None, `off` on the command line: keep only its public bounds)
     clip: bool = public(False)  # clip values outside their declared bounds (announced) instead of refusing
     treated_share: float = public(0.5)  # planning assumption: the share of treated rows
     outcome_sd: float | None = public(None)  # planning assumption: the outcome's sd in its units (default: a sixth of its range)
@@ -76,7 +76,8 @@ class GFormulaPlan(Plan):
         bounds = tuple(tuple(map(float, b)) for b in self.covariate_bounds) or ((0.0, 1.0),) * d
         if len(bounds) != d: raise ValueError(f'covariate_bounds: give one (lo, hi) per covariate ({d}), got {len(bounds)}')
         if self.outcome_clip_sd is not None: check_positive(self.outcome_clip_sd, 'outcome_clip_sd')
-        standardise = (bool(self.standardise) and d > 0) or self.outcome_clip_sd is not None
+        standardise = bool(self.standardise) if d else self.outcome_clip_sd is not None  # no covariates: the outcome's winsorisation decides
+        clip_sd = self.outcome_clip_sd if standardise else None  # standardise=False: neither covariates nor outcome (as AIPW)
         shares = _check_shares(self.shares, standardise)
         check_fraction(self.treated_share, 'treated_share')
         if not (isinstance(self.r2, (int, float)) and 0 <= self.r2 < 1): raise ValueError(f'r2 must lie in [0, 1), got {self.r2!r}')
@@ -84,15 +85,15 @@ class GFormulaPlan(Plan):
             raise ValueError(f'imbalance must be a number >= 0, got {self.imbalance!r}')
         check_positive(self.floor, 'floor')
         if self.floor_check is not None and not (isinstance(self.floor_check, (int, float)) and 0 < self.floor_check < 1):
-            raise ValueError(f'floor_check must lie in (0, 1) or be None, got {self.floor_check!r}')
+            raise ValueError(f'floor_check must lie in (0, 1) or be None (off on the command line), got {self.floor_check!r}')
         if self.outcome_sd is not None: check_positive(self.outcome_sd, 'outcome_sd')
-        sens = {'moments': moment_sensitivity(d + (self.outcome_clip_sd is not None)), 'gram': gram_sensitivity(d), 'cross': cross_sensitivity(d),
+        sens = {'moments': moment_sensitivity(d + (clip_sd is not None)), 'gram': gram_sensitivity(d), 'cross': cross_sensitivity(d),
                 'squares': SQUARES_SENSITIVITY}
         stages = compose_gaussian(self.epsilon, self.delta, {k: (sens[k], s) for k, s in zip(STAGES, shares)
                                                              if k != 'moments' or standardise})
         set_derived(self, covariates=tuple(self.covariates), covariate_bounds=bounds,
-             outcome_bounds=check_outcome_bounds(self.outcome_bounds), standardise=standardise, shares=shares, d=d,
-             gaussian_stages=stages)
+             outcome_bounds=check_outcome_bounds(self.outcome_bounds), standardise=standardise, outcome_clip_sd=clip_sd, shares=shares,
+             d=d, gaussian_stages=stages)
         set_derived(self, **_predict(self))
 
     @property

@@ -373,3 +373,21 @@ def test_audit_11_refusals(tables, tmp_path, extra, flag, words):
     for mode in (['--dry-run'], [] if '--seed' in extra else ['--seed', '1']):
         doc = _doc(*call('effect', tables['ok'], *base, *extra, *mode)[::2])
         assert doc['flag'] == flag and words in doc['error'], doc
+
+
+def test_standardise_and_the_off_switches(tables):
+    """Audit 11 B5: `--no-standardise` was a no-op for the G-formula (the default outcome winsorisation switched the
+    standardisation back on) and `--outcome-clip-sd` / `--floor-check` could not be switched off on the command line."""
+    base = ['--treatment', 't', '--outcome', 'y', '--covariates', 'x0', '--covariate-bounds', 'x0=-1:1', '--outcome-bounds', '0:1',
+            '--epsilon', '1', '--delta', '1e-6', '--dry-run', '--json']
+    plans = {}
+    for name, extra in (('default', []), ('nostd', ['--no-standardise']), ('noclip', ['--outcome-clip-sd', 'off']),
+                        ('nocheck', ['--floor-check', 'off'])):
+        code, out, err = call('gformula', tables['ok'], *base, *extra)
+        assert code == 0, err
+        plans[name] = json.loads(out)
+    assert (plans['default']['standardise'], plans['default']['outcome_clip_sd']) == (True, 5.0)
+    assert (plans['nostd']['standardise'], plans['nostd']['outcome_clip_sd']) == (False, None)
+    assert (plans['noclip']['standardise'], plans['noclip']['outcome_clip_sd']) == (True, None)
+    assert plans['nocheck']['floor_check'] is None and plans['nocheck']['bias_bound'] == 0
+    assert plans['default']['bias_bound'] > 0
