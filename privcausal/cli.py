@@ -1024,7 +1024,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 
-# %% ../nbs/09_cli.ipynb #8949b22e
+# %% ../nbs/09_cli.ipynb #c32ef911
 _FLAG = re.compile(r'(?<![\w-])--[A-Za-z][\w-]*')
 
 
@@ -1043,10 +1043,11 @@ def column_flags(args,  # the parsed command line (argparse.Namespace)
 def with_column_flag(message: str,  # an error message in the command line's terms
                      columns: dict,  # {column: flag} (`column_flags`)
                     ) -> str:
-    "A message that names no flag but quotes a column a flag named (a domain refusal: 'missing values in ['x0']') gets that flag in front."
+    "A message that names no flag but quotes columns flags named (a domain refusal: 'missing values in ['x0', 'y']') gets those flags in front, in the order it quotes them."
     if _FLAG.search(message) or message.startswith('DATA'): return message  # (a message about DATA itself: no column's)
-    hits = [(message.find(f"'{c}'"), f) for c, f in columns.items() if f"'{c}'" in message]
-    return f'{min(hits)[1]}: {message}' if hits else message
+    hits = sorted((message.find(f"'{c}'"), f) for c, f in columns.items() if f"'{c}'" in message)
+    flags = list(dict.fromkeys(f for _, f in hits))
+    return f"{', '.join(flags)}: {message}" if flags else message
 
 
 def error_document(message: str,  # the error message, in the command line's terms
