@@ -821,7 +821,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #3b904287
+# %% ../nbs/09_cli.ipynb #1befbc39
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -933,7 +933,8 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
 def _effect_flag_checks(command, args, extra, outcome_bounds, options):
     "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), covariates given to `dim` or missing for the G-formula and AIPW, `--method dim` without `--randomised`, and the settings of a method run by name (another method's are refused, not ignored)."
     from privcausal.bounds import check_outcome_bounds
-    from privcausal.choice import check_dim_randomised, check_named_covariates, check_named_settings, named_method_options
+    from privcausal.choice import (check_candidate_settings, check_dim_randomised, check_named_covariates, check_named_settings,
+                                   named_method_options)
     outcome_type = extra.get('outcome_type') or 'continuous'
     check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
     if command in ('gformula', 'aipw') and not args.covariates:
@@ -952,6 +953,8 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
         raise ValueError(f"{', '.join(given)}: --method dim is a difference in means and adjusts for nothing; drop them (to adjust, "
                          '--method gformula, aipw or auto)')
     check_named_covariates(method, args.covariates)
+    if method in (None, 'auto'):  # the candidates follow from the flags: adjusting methods with covariates, dim for a trial
+        check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
 
 
 def _effect_body(spec, args):
