@@ -39,7 +39,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #e1a86410
+# %% ../nbs/15_effect.ipynb #dc751e0a
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -71,13 +71,18 @@ def check_named_covariates(method: str,  # the method named by the user
                          "bounds (to adjust, name method='gformula' or 'aipw', or leave method='auto')")
 
 
+def _settings_of(method: str) -> set:
+    "The settings a method takes: its plan's fields (the difference in means: the G-formula's, less those that need covariates)."
+    if method == 'aipw': return _fields(AIPWPlan)
+    return _fields(GFormulaPlan) - (set(DIM_UNUSED) if method == 'dim' else set())
+
+
 def check_named_settings(method: str,  # 'gformula', 'aipw' or 'dim', named by the user
                          options: dict,  # the settings `effect` was given
                         ) -> None:
     "A method the user named takes the settings and planning assumptions of its own plan; another method's (AIPW's `newton_steps`, the G-formula's `imbalance`) is refused, not ignored (public inputs only; the command line calls it before reading DATA)."
     _options(GFormulaPlan, options)  # a setting of no method: refused as such
-    own = _fields(AIPWPlan) if method == 'aipw' else _fields(GFormulaPlan) - (set(DIM_UNUSED) if method == 'dim' else set())
-    other = sorted(set(options) - own)  # dim: the G-formula without covariates, less what needs them
+    other = sorted(set(options) - _settings_of(method))
     if other: raise TypeError(f"{', '.join(other)}: not a setting of method={method!r} (it belongs to another method"
                               + (", or needs covariates)" if method == 'dim' else ")"))
 
@@ -106,9 +111,7 @@ def check_candidate_settings(candidates: tuple,  # the methods `auto` plans ('gf
                              options: dict,  # the settings `effect` was given
                             ) -> None:
     "Every setting must be used by a planned candidate: AIPW's newton_steps where only the difference in means can run would be ignored, so it is refused (public inputs only: the command line calls it before reading DATA)."
-    used = set().union(*(_fields(AIPWPlan) if m == 'aipw' else _fields(GFormulaPlan) - (set(DIM_UNUSED) if m == 'dim' else set())
-                         for m in candidates))
-    unused = sorted(set(options) - used)
+    unused = sorted(set(options) - set().union(*map(_settings_of, candidates)))
     if candidates and unused:
         raise TypeError(f"{', '.join(unused)}: not a setting of the methods planned here ({', '.join(candidates)})")
 

@@ -65,8 +65,8 @@ class CommandLineError(Exception):
         super().__init__(message)
         self.parser = parser
 
-# %% ../nbs/09_cli.ipynb #4136a799
-_NEGATIVE_VALUE = re.compile(r'^-(\.?\d|inf\b)')  # an argument that starts like a negative number (-5:20, -1e3:0, -0.5, -inf:5) is a value: no flag starts so
+# %% ../nbs/09_cli.ipynb #9e1df7da
+_NEGATIVE_VALUE = re.compile(r'^-(\.?\d|inf|nan)', re.IGNORECASE)  # an argument that starts like a negative number (-5:20, -1e3:0, -0.5, -Inf:5) is a value: no flag starts so
 
 
 class _Parser(argparse.ArgumentParser):

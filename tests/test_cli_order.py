@@ -357,6 +357,9 @@ def test_a_negative_bound_after_a_space_is_a_value(tables):
         assert code == 0, err
         outs.append(json.loads(out))
     assert outs[0] == outs[1] and outs[0]['outcome_bounds'] == [-5.0, 5.0], outs[0]
+    for text in ('-inf:5', '-Inf:5', '-NaN:5'):  # read as values too, and refused as what they are (audit 12 C5)
+        doc = _doc(*call('effect', tables['ok'], *base[:-2], '--outcome-bounds', text, '--covariate-bounds', 'x0=-1:1', '--json')[::2])
+        assert doc['flag'] == '--outcome-bounds' and 'finite' in doc['error'], doc
 
 
 @pytest.mark.parametrize('extra, flag, words', [
