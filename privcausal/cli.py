@@ -821,7 +821,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #1befbc39
+# %% ../nbs/09_cli.ipynb #dcf7dccb
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -937,24 +937,23 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
                                    named_method_options)
     outcome_type = extra.get('outcome_type') or 'continuous'
     check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
-    if command in ('gformula', 'aipw') and not args.covariates:
-        raise ValueError(f'--covariates: the {command} command adjusts for confounding through covariates; name at least one (for a randomised trial '
-                         'without covariates, use the dim command)')
+    method = extra.get('method') if command == 'effect' else command  # what runs, as far as the flags tell
+    if command == 'effect':
+        check_dim_randomised(method, extra.get('randomised'))
+        if method in ('ipw', 'wate'): named_method_options(method, options, outcome_type)
+        elif method in ('gformula', 'aipw', 'dim'): check_named_settings(method, options)
+        else:  # auto: the candidates follow from the flags (the adjusting methods with covariates, dim for a trial)
+            check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
     given = [flag for flag in ('--covariates', '--covariate-bounds', '--categorical', '--other') if getattr(args, flag[2:].replace('-', '_'))]
-    if command == 'dim':
-        if given: raise ValueError(f"{', '.join(given)}: the dim command is a difference in means, for a randomised trial, and "
-                                   'adjusts for nothing; to adjust for confounding use effect, gformula or aipw')
-    if command != 'effect': return
-    method = extra.get('method')
-    check_dim_randomised(method, extra.get('randomised'))
-    if method in ('ipw', 'wate'): named_method_options(method, options, outcome_type)
-    elif method in ('gformula', 'aipw', 'dim'): check_named_settings(method, options)
     if method == 'dim' and given:
-        raise ValueError(f"{', '.join(given)}: --method dim is a difference in means and adjusts for nothing; drop them (to adjust, "
-                         '--method gformula, aipw or auto)')
-    check_named_covariates(method, args.covariates)
-    if method in (None, 'auto'):  # the candidates follow from the flags: adjusting methods with covariates, dim for a trial
-        check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
+        said, instead = (('--method dim', '--method gformula, aipw or auto') if command == 'effect' else
+                         ('the dim command', 'the effect, gformula or aipw command'))
+        raise ValueError(f"{', '.join(given)}: {said} is a difference in means, for a randomised trial, and adjusts for nothing; "
+                         f'drop them (to adjust for confounding: {instead})')
+    if command == 'effect': check_named_covariates(method, args.covariates)
+    elif command != 'dim' and not args.covariates:
+        raise ValueError(f'--covariates: the {command} command adjusts for confounding through covariates; name at least one (for a '
+                         'randomised trial without covariates, use the dim command)')
 
 
 def _effect_body(spec, args):
