@@ -13,7 +13,7 @@ the same data sets and release noise in every mode.
 """
 import sys, numpy as np
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[1]))
-import harness, ours
+import harness, labsum, ours
 from privcausal import regression as R
 from privcausal import outcome as O
 
@@ -40,8 +40,7 @@ def patched(plan, rel, floor):
     m, est, var, noise_var, corrected, accepted = _orig(plan, rel, floor)
     if MODE['mode'] == 'off': return m, est, var, noise_var, corrected, accepted
     if MODE['mode'] == 'none': return m, est, var, noise_var, float(np.mean(est)), accepted  # no bias correction
-    nu = O.eigen_floor(plan.sigma('gram'), plan.d, floor)
-    sig = {k: plan.sigma(k) for k in ('gram', 'cross', 'squares')}
+    nu, sig = labsum.noise_setup(plan, floor)
     B = float(np.mean(est)) - corrected  # B(r) = mean(sims) - est, as corrected = 2 est - mean(sims)
     b2 = second_level(rel, sig, nu, plan.estimand, MODE['J'], MODE['inner'])
     c2 = float(np.clip(float(np.mean(est)) - 2 * B + b2, -2.0, 2.0))
@@ -50,11 +49,4 @@ R._corrected_effect = patched
 harness.register('pc_gf_lab', ours.pc_gformula)
 MODE['mode'] = sys.argv[1]
 design, n, eps, reps = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-rows = harness.run(design, n, [eps], reps=reps, methods=['pc_gf_lab'], seed=0, out=f'/tmp/bias2_{design}_{n}_{eps}_{sys.argv[1]}.jsonl')
-for est in ('ATE', 'ATT'):
-    rs = [r for r in rows if r['estimand'] == est and not r.get('error')]
-    if not rs: print(rows[:1]); continue
-    e = np.array([r['estimate'] for r in rs]); tr = rs[0]['truth']
-    se = np.array([r['extras']['std_error'] for r in rs])
-    cov = np.mean([r['lo'] <= tr <= r['hi'] for r in rs])
-    print(f"{sys.argv[1]:5s} {design} {n} {eps} {est} R={len(rs)} bias={e.mean()-tr:.4f} sd={e.std():.4f} rmse={np.sqrt(((e-tr)**2).mean()):.4f} med_se={np.median(se):.4f} cov={cov:.3f} medwidth={np.median([r['hi']-r['lo'] for r in rs]):.4f}", flush=True)
+labsum.run_cell(sys.argv[1], 'bias2', design, n, eps, reps, ['bias', 'sd', 'rmse', 'med_se', 'cov', 'medwidth'])

@@ -1,7 +1,7 @@
 """Lab: percentile interval from the noise simulation (plus normal sampling draws) instead of +-1.96 se."""
 import sys, numpy as np
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[1]))
-import harness, ours
+import harness, labsum, ours
 from privcausal import regression as R
 from privcausal import outcome as O
 ST = {}
@@ -10,8 +10,8 @@ def patched(plan, rel, floor):
     out = _orig(plan, rel, floor)
     m, est, var, noise_var, corrected, accepted = out
     if floor == plan.floor:
-        nu = O.eigen_floor(plan.sigma('gram'), plan.d, floor)
-        sims, _ = O.simulate_noise(rel, {k: plan.sigma(k) for k in ('gram', 'cross', 'squares')}, nu, plan.estimand)
+        nu, sig = labsum.noise_setup(plan, floor)
+        sims, _ = O.simulate_noise(rel, sig, nu, plan.estimand)
         g = np.random.default_rng(7)
         tot = (sims - np.mean(sims)) + g.normal(size=sims.size) * np.sqrt(var)
         sd = np.sqrt(var + noise_var)
@@ -31,10 +31,4 @@ ours._row = row
 MODE = sys.argv[1]
 harness.register('pc_gf_lab', ours.pc_gformula)
 design, n, eps, reps = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-rows = harness.run(design, n, [eps], reps=reps, methods=['pc_gf_lab'], seed=0, out=f'/tmp/pct_{design}_{n}_{eps}_{MODE}.jsonl')
-for est in ('ATE', 'ATT'):
-    rs = [r for r in rows if r['estimand'] == est and not r.get('error')]
-    if not rs: print(rows[:1]); continue
-    e = np.array([r['estimate'] for r in rs]); tr = rs[0]['truth']
-    cov = np.mean([r['lo'] <= tr <= r['hi'] for r in rs])
-    print(f"{MODE:5s} {design} {n} {eps} {est} R={len(rs)} bias={e.mean()-tr:.4f} sd={e.std():.4f} cov={cov:.3f} medwidth={np.median([r['hi']-r['lo'] for r in rs]):.4f}", flush=True)
+labsum.run_cell(MODE, 'pct', design, n, eps, reps, ['bias', 'sd', 'cov', 'medwidth'])

@@ -14,7 +14,7 @@ beyond quadratic f (the Gram inverse) it understates the noise and the intervals
 """
 import sys, json, math, numpy as np
 sys.path.insert(0, str(__import__('pathlib').Path(__file__).resolve().parents[1]))
-import harness, ours
+import harness, labsum, ours
 from privcausal import regression as R
 from privcausal import outcome as O
 
@@ -31,8 +31,7 @@ _orig = R._corrected_effect
 def patched(plan, rel, floor):
     m, est, var, noise_var, corrected, accepted = _orig(plan, rel, floor)
     if MODE['mode'] == 'off' or floor != plan.floor: return m, est, var, noise_var, corrected, accepted
-    nu = O.eigen_floor(plan.sigma('gram'), plan.d, floor)
-    sig = {k: plan.sigma(k) for k in ('gram', 'cross', 'squares')}
+    nu, sig = labsum.noise_setup(plan, floor)
     v2 = scaled_var(rel, sig, nu, plan.estimand, 2.0)
     return m, est, var, max(3 * noise_var - v2, noise_var / 3), corrected, accepted
 R._corrected_effect = patched
@@ -40,12 +39,4 @@ if __name__ == '__main__':
     harness.register('pc_gf_lab', ours.pc_gformula)
     MODE['mode'] = sys.argv[1]
     design, n, eps, reps = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-    rows = harness.run(design, n, [eps], reps=reps, methods=['pc_gf_lab'], seed=0, out=f'/tmp/simex_{design}_{n}_{eps}_{sys.argv[1]}.jsonl')
-    for est in ('ATE', 'ATT'):
-        rs = [r for r in rows if r['estimand'] == est and not r.get('error')]
-        if not rs: print(rows[:1]); continue
-        e = np.array([r['estimate'] for r in rs]); tr = rs[0]['truth']
-        se = np.array([r['extras']['std_error'] for r in rs])
-        cov = np.mean([r['lo'] <= tr <= r['hi'] for r in rs])
-        z = np.abs(e - tr) / se
-        print(f"{sys.argv[1]:5s} {design} {n} {eps} {est} R={len(rs)} bias={e.mean()-tr:.4f} sd={e.std():.4f} med_se={np.median(se):.4f} cov={cov:.3f} sd(z)={((e-tr)/se).std():.2f} |z|q50,95={np.quantile(z,.5):.2f},{np.quantile(z,.95):.2f} medwidth={np.median([r['hi']-r['lo'] for r in rs]):.4f}", flush=True)
+    labsum.run_cell(sys.argv[1], 'simex', design, n, eps, reps, ['bias', 'sd', 'med_se', 'cov', 'sd(z)', '|z|q', 'medwidth'])
