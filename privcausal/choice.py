@@ -24,9 +24,9 @@ from .method import EffectRelease
 __all__ = ['METHODS', 'ASSUMPTIONS', 'MethodChoice', 'check_dim_randomised', 'check_named_covariates', 'check_named_settings',
            'check_candidate_settings', 'choose_method', 'named_method_options', 'effect']
 
-# %% ../nbs/15_effect.ipynb #e08e00fa
+# %% ../nbs/15_effect.ipynb #bbdb54ff
 METHODS = ('gformula', 'aipw', 'dim', 'ipw', 'wate')  # the methods `effect` can run (`auto` chooses among the first three, `dim` only for a trial)
-ASSUMPTIONS = ('treated_share', 'outcome_sd', 'r2', 'imbalance')  # planning assumptions shared by every candidate
+ASSUMPTIONS = ('treated_share', 'outcome_sd', 'r2', 'imbalance')  # the planning assumptions: the G-formula takes all four, AIPW the first three, the difference in means the first two
 
 
 @dataclasses.dataclass(frozen=True)
