@@ -604,7 +604,7 @@ def release_statistics(tau_bar: float,  # $\bar\tau^T$ (confidential)
     return (float(noise.add_laplace(float(tau_bar), plan.noise_scale_tau)),
             float(noise.add_laplace(float(variance_bar), plan.noise_scale_variance)))
 
-# %% ../nbs/05_wate.ipynb #319cf054
+# %% ../nbs/05_wate.ipynb #a3cef952
 BIAS_CONSTANT = 0.4  # $C$: the small-partition bias of the partition average is taken as at most C d / n_m
 BIAS_SHARE = 0.25  # $\kappa$: the default M keeps that bias below this share of the planned sd of the estimate
 MIN_ROWS_PER_PARAMETER = 3  # the default M keeps n_m >= 3 (d + 1)
@@ -616,7 +616,7 @@ def _planning_variance(n, sampling_variance):
     if sampling_variance is None: return 1.0 / n, 'V = 1/n (Hajek variance with outcome variance 1/4 and propensities 1/2)'
     if isinstance(sampling_variance, bool) or not isinstance(sampling_variance, numbers.Real) or not (
             math.isfinite(sampling_variance) and sampling_variance >= 0):
-        raise ValueError(f'sampling_variance must be a finite number >= 0 (or None), got {sampling_variance!r}')
+        raise ValueError(f'sampling_variance must be a finite number >= 0, got {sampling_variance!r} (leave it out for the default V = 1/n)')
     return float(sampling_variance), 'V = sampling_variance (given)'
 
 

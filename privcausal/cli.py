@@ -28,7 +28,7 @@ from . import accounting, data
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
            'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
-           'per_column_scaled', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
+           'per_column_scaled', 'command_parser', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -821,7 +821,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #dcf7dccb
+# %% ../nbs/09_cli.ipynb #70c63bcf
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -944,6 +944,9 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
         elif method in ('gformula', 'aipw', 'dim'): check_named_settings(method, options)
         else:  # auto: the candidates follow from the flags (the adjusting methods with covariates, dim for a trial)
             check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
+    if options.get('standardise') is False and options.get('outcome_clip_sd') is not None:  # (the plan would drop it without a word)
+        raise ValueError('--outcome-clip-sd: the outcome is winsorised at its private standardisation, which --no-standardise '
+                         'switches off; leave out one of the two')
     given = [flag for flag in ('--covariates', '--covariate-bounds', '--categorical', '--other') if getattr(args, flag[2:].replace('-', '_'))]
     if method == 'dim' and given:
         said, instead = (('--method dim', '--method gformula, aipw or auto') if command == 'effect' else
@@ -1000,7 +1003,18 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #2111c801
+# %% ../nbs/09_cli.ipynb #f36e1b88
+def command_parser(parser: argparse.ArgumentParser,  # the top-level parser
+                   args,  # what it parsed (argparse.Namespace)
+                  ) -> argparse.ArgumentParser:
+    "The parser of the (sub)command `args` names: a usage error about its flags shows its usage and `privcausal COMMAND:`."
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, sub.dest, None) if sub is not None else None
+        if name not in (sub.choices if sub is not None else {}): return parser
+        parser = sub.choices[name]
+
+
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
        ) -> dict:
     "Parse `argv`, run the command and return its JSON-able result (raises on bad input)."
@@ -1009,7 +1023,8 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         print(f'privcausal {privcausal.__version__}')
         return {'version': privcausal.__version__}
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra: command_parser(parser, args).error(f'unrecognized arguments: {" ".join(extra)}')  # the command's usage, not the top level's
     key = None
     if args.command:
         key = (args.command, getattr(args, f'{args.command}_command', None))

@@ -767,7 +767,7 @@ def __repr__(self: IPWPlan):
     return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
             f'{self.ci_halfwidth:.4g}; ε={self.epsilon:g}, δ={self.delta:g}, m={self.m}, n={self.n_estimate}, λ={self.lam:.4g})')
 
-# %% ../nbs/04_ipw.ipynb #d2f69428
+# %% ../nbs/04_ipw.ipynb #d8b8fda1
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -848,7 +848,7 @@ def _part_sizes(n, fit_fraction, m):
         raise ValueError(f'n must be a positive integer (the number of rows), got {n!r}')
     if m is None: m = int(round(check_fit_fraction(fit_fraction) * n))
     n = int(n) - int(m)
-    for part, size in (('fitting part (m)', m), ('estimation part (n)', n)):
+    for part, size in (('fitting part', m), ('estimation part', n)):
         if size < MIN_PART_ROWS:
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
     return int(m), n

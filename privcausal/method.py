@@ -172,7 +172,7 @@ def set_derived(obj,  # a frozen dataclass, inside its `__post_init__`
     "Set derived fields of a frozen dataclass (inside `__post_init__` only)."
     for k, v in values.items(): object.__setattr__(obj, k, v)
 
-# %% ../nbs/01c_method.ipynb #0ba845db
+# %% ../nbs/01c_method.ipynb #3b0fe887
 _BELOW_ONE = math.nextafter(1.0, 0.0)  # the largest epsilon the classical calibration accepts (it needs epsilon < 1)
 
 
@@ -241,9 +241,11 @@ class Plan:
                              default='(derived)' if not f.init else default, doc=docs.get(f.name, '')))
         return pd.DataFrame(rows).set_index('field')
 
+    def unused(self) -> tuple: return ()  # fields this configuration does not use (a subclass names them; `to_dict` leaves them out)
+
     def to_dict(self) -> dict:
-        "JSON-able: `planned` (True), the method, every public input and every prediction."
-        d = {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        "JSON-able: `planned` (True), the method, every public input it uses and every prediction."
+        d = {f.name: to_jsonable(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in self.unused()}
         return to_jsonable({'planned': True, 'method': self.method, **d, 'total_sd': self.total_sd, 'ci_halfwidth': self.ci_halfwidth,
                             'rmse': self.rmse, 'cost': {'epsilon': self.epsilon, 'delta': self.delta},
                             'stages': [dataclasses.asdict(s) for s in self.stages]})

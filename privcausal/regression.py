@@ -27,7 +27,7 @@ __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SH
            'INTERVAL_COVERS', 'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics',
            'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #92596d85
+# %% ../nbs/13_gformula.ipynb #aa4d2807
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
@@ -109,8 +109,13 @@ class GFormulaPlan(Plan):
         lo, hi = self.outcome_bounds
         return (lo - hi, hi - lo)
 
+    def unused(self) -> tuple:
+        "Without covariates (the difference in means) the covariates' settings and assumptions do nothing."
+        return () if self.d else ('covariate_bounds', 'floor', 'floor_check', 'r2', 'imbalance')
+
     def settings(self) -> dict:
-        return {'standardise': self.standardise, 'floor': self.floor, 'floor_check': self.floor_check, 'shares': self.shares, 'd': self.d}
+        s = {'standardise': self.standardise, 'floor': self.floor, 'floor_check': self.floor_check, 'shares': self.shares, 'd': self.d}
+        return {k: v for k, v in s.items() if k not in self.unused()}
 
     def _summary_lines(self):
         if not self.d: return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g} (they move the prediction only)']

@@ -332,7 +332,9 @@ def test_needs_covariates_names_the_flag(tables):
     ('gformula', ['--no-covariates'], '--covariates', 'use the dim command'),
     ('aipw', ['--no-covariates'], '--covariates', 'use the dim command'),
     ('dim', ['--covariate-bounds', 'x0=-1:1'], '--covariate-bounds', 'adjusts for nothing'),
-    ('dim', ['--floor', '0.3'], '--floor', 'unrecognized arguments'),  # audit 11 B3: no setting that needs covariates
+    ('dim', ['--floor', '0.3'], '--floor', 'privcausal dim: unrecognized arguments'),  # audit 11 B3; audit 12 C7: the command's name
+    ('gformula', ['--no-standardise', '--outcome-clip-sd', '2'], '--outcome-clip-sd', '--no-standardise switches off'),  # audit 12 C3
+    ('effect', ['--method', 'aipw', '--no-standardise', '--outcome-clip-sd', '3'], '--outcome-clip-sd', 'leave out one'),
     ('effect', ['--randomised', '--newton-steps', '3', '--no-covariates'], '--newton-steps', 'methods planned here (dim)')])  # audit 12 C1
 def test_settings_a_command_would_ignore_are_refused_before_data_is_read(tmp_path, cmd, extra, flag, words):
     """Audit 10 A6/A7: under --method gformula the other method's settings (--newton-steps -1, --propensity-bounds
