@@ -398,7 +398,7 @@ def solve_plan(plan_fn: Callable,  # a planner: `plan_fn(n=..., epsilon=..., **p
         else: lo = mid
     return at(hi)
 
-# %% ../nbs/01c_method.ipynb #e1a34c2c
+# %% ../nbs/01c_method.ipynb #0f191410
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class EffectRelease(PrivateRelease):
     "A private effect: estimate, standard error (sampling and noise), interval, p-value, the plan and the privacy record."
@@ -453,6 +453,8 @@ class EffectRelease(PrivateRelease):
         d = {'estimand': self.estimand, 'interval': self.interval_covers}
         if self.choice: d['choice'] = self.choice
         return d | self.plan.settings()
+
+    _own_lines = ('interval', 'choice')  # long texts: each on its own line of the summary, not in the settings line
 
     def summary(self) -> str:
         lines = [super().summary(), f'  std error   {format_number(self.std_error)} (sampling {format_number(self.sampling_sd)}, noise {format_number(self.noise_sd)}); '

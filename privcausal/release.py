@@ -96,7 +96,7 @@ def wrap_items(label: str,  # the line's label, e.g. 'settings'
     return textwrap.fill(', '.join(items), width=width, initial_indent=f'  {label:<12}', subsequent_indent=' ' * 14,
                          break_long_words=False, break_on_hyphens=False)
 
-# %% ../nbs/01b_release.ipynb #6f4281d1
+# %% ../nbs/01b_release.ipynb #b20c472b
 class PrivateRelease:
     "Base of every privcausal release: the shared interface (`conf_int`, `to_dict`, `to_frame`, `summary`, `save`)."
     method: str = ''  # short name of the method, e.g. 'PP-IPW'
@@ -107,6 +107,7 @@ class PrivateRelease:
     # --- what a subclass provides
     def released(self) -> dict: raise NotImplementedError  # {name: value} of the noisy numbers and their post-processing
     def settings(self) -> dict: return {}  # public settings worth printing
+    _own_lines = ()  # settings a subclass's summary prints on lines of their own (left out of its settings line)
     def _interval(self, alpha: float) -> tuple: raise NoIntervalError(f'{type(self).__name__} has no interval')
 
     # --- the shared interface
@@ -167,7 +168,7 @@ class PrivateRelease:
         lines = [f'{self.title or self.method}', '  ' + self.headline(), f'  guarantee   {p.guarantee}',
                  f'  noise       {p.noise_source}' + ('' if p.is_secure else ' (research mode: seeded numpy, NOT floating-point safe)')]
         if p.public: lines.append(wrap_items('public', [f'{k}={format_number(v)}' for k, v in p.public]))
-        sett = self.settings()
+        sett = {k: v for k, v in self.settings().items() if k not in self._own_lines}
         if sett: lines.append(wrap_items('settings', [f'{k}={format_number(v)}' for k, v in sett.items()]))
         lines.append(wrap_items('released', [f'{k}={format_number(v, 6)}' for k, v in self.released().items()]))
         return '\n'.join(lines)

@@ -137,6 +137,16 @@ def test_pvalue_and_interval_are_consistent():
     assert r.conf_int(0.01)[0] <= lo <= r.estimate <= hi <= r.conf_int(0.01)[1]
 
 
+def test_summary_says_what_the_interval_covers_and_why_the_method_ran_once():
+    "The interval's claim and the method choice are long texts: each on its own summary line, not repeated in the settings line."
+    df, _ = imbalanced(5_000, 11)
+    r = release(effect, df)
+    text = r.summary()
+    assert r.choice and text.count(r.interval_covers) == 1 and text.count(r.choice) == 1, text
+    assert 'interval=' not in text and 'choice=' not in text, text  # (the settings line printed both, wrapped, before)
+    assert {'interval', 'choice'} <= set(r.settings()) and r.to_dict()['settings']['interval'] == r.interval_covers
+
+
 def test_dask_equals_pandas():
     dd = pytest.importorskip('dask.dataframe')
     df, _ = imbalanced(6000, 11)
