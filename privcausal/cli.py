@@ -413,7 +413,7 @@ def _numeric_columns(df, **flags):
         if not (pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_bool_dtype(kind)) or pd.api.types.is_complex_dtype(kind):
             raise ValueError(f'--{flag} {col!r} is not a column of numbers (its values are not shown: they are private)')
 
-# %% ../nbs/09_cli.ipynb #b7d9eebc
+# %% ../nbs/09_cli.ipynb #66d6a464
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with the running command's flags named."
     with warnings.catch_warnings(record=True) as caught:
@@ -451,6 +451,8 @@ def _plan_output(plan, ledger, kind, read):
     "A dry run's JSON and text: the plan (its assumptions first), the ledger's verdict, and what was read of DATA."
     d = {'command': kind, **plan.to_dict(), 'planned': True, 'data_read': read}
     if kind == 'ipw': text = plan.summary(how_to_set=_SET_ASSUMPTIONS['ipw'])
+    elif type(plan).__name__ == 'IPWPlan':  # effect --method ipw: its assumptions are flags of the ipw command only
+        text = plan.summary(how_to_set=f"the ipw command's {_SET_ASSUMPTIONS['ipw']}")
     elif kind == 'wate': text = f'WATE plan assuming {plan.sampling_variance_assumption} (set --sampling-variance V)\n  {plan!r}'
     else: text = plan.summary()
     if ledger is not None:
@@ -821,7 +823,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #70c63bcf
+# %% ../nbs/09_cli.ipynb #5c24b344
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -946,7 +948,8 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
             check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
     if options.get('standardise') is False and options.get('outcome_clip_sd') is not None:  # (the plan would drop it without a word)
         raise ValueError('--outcome-clip-sd: the outcome is winsorised at its private standardisation, which --no-standardise '
-                         'switches off; leave out one of the two')
+                         'switches off' + (' for the G-formula and AIPW' if command == 'effect' and method == 'auto' else '')
+                         + '; leave out one of the two')
     given = [flag for flag in ('--covariates', '--covariate-bounds', '--categorical', '--other') if getattr(args, flag[2:].replace('-', '_'))]
     if method == 'dim' and given:
         said, instead = (('--method dim', '--method gformula, aipw or auto') if command == 'effect' else
@@ -1003,15 +1006,20 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #f36e1b88
+# %% ../nbs/09_cli.ipynb #951c0fbc
 def command_parser(parser: argparse.ArgumentParser,  # the top-level parser
                    args,  # what it parsed (argparse.Namespace)
+                   argv=(),  # the arguments: an unknown one given before a command's name belongs to the level above it
+                   extra=(),  # the arguments no parser took
                   ) -> argparse.ArgumentParser:
-    "The parser of the (sub)command `args` names: a usage error about its flags shows its usage and `privcausal COMMAND:`."
+    "The parser of the (sub)command `args` names, down to the level the first unknown argument was given at: its usage and `privcausal COMMAND:`."
+    first = argv.index(extra[0]) if extra and extra[0] in argv else len(argv)  # (argparse lists a level's own unknowns before its command's)
+    at = 0
     while True:
         sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
         name = getattr(args, sub.dest, None) if sub is not None else None
-        if name not in (sub.choices if sub is not None else {}): return parser
+        if name not in (sub.choices if sub is not None else {}) or name not in argv[at:first]: return parser
+        at = argv.index(name, at) + 1
         parser = sub.choices[name]
 
 
@@ -1024,7 +1032,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
         return {'version': privcausal.__version__}
     parser = build_parser(argv)
     args, extra = parser.parse_known_args(argv)
-    if extra: command_parser(parser, args).error(f'unrecognized arguments: {" ".join(extra)}')  # the command's usage, not the top level's
+    if extra: command_parser(parser, args, argv, extra).error(f'unrecognized arguments: {" ".join(extra)}')  # the command's usage, not the top level's
     key = None
     if args.command:
         key = (args.command, getattr(args, f'{args.command}_command', None))

@@ -767,7 +767,7 @@ def __repr__(self: IPWPlan):
     return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
             f'{self.ci_halfwidth:.4g}; ε={self.epsilon:g}, δ={self.delta:g}, m={self.m}, n={self.n_estimate}, λ={self.lam:.4g})')
 
-# %% ../nbs/04_ipw.ipynb #d8b8fda1
+# %% ../nbs/04_ipw.ipynb #aa66e1bf
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -846,11 +846,13 @@ def _part_sizes(n, fit_fraction, m):
     "(m, n - m): the public sizes of the fitting and the estimation part of n rows."
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f'n must be a positive integer (the number of rows), got {n!r}')
+    hint = ('see fit_fraction: the share of rows that fit the propensity model' if m is None else
+            'see m, the declared rows of the fitting part: --fit-rows with --split-column on the command line')
     if m is None: m = int(round(check_fit_fraction(fit_fraction) * n))
     n = int(n) - int(m)
     for part, size in (('fitting part', m), ('estimation part', n)):
         if size < MIN_PART_ROWS:
-            raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed (see fit_fraction: the share of rows that fit the propensity model)')
+            raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed ({hint})')
     return int(m), n
 
 # %% ../nbs/04_ipw.ipynb #c225b8a4

@@ -24,15 +24,22 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
 
 # %% auto #0
 __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED',
-           'INTERVAL_COVERS', 'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics',
-           'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
+           'INTERVAL_COVERS', 'check_clip_needs_standardising', 'GFormulaPlan', 'population_statistics',
+           'plan_gformula', 'gformula_statistics', 'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #aa4d2807
+# %% ../nbs/13_gformula.ipynb #0aa60ad6
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
 DIM_UNUSED = ('imbalance', 'r2', 'floor', 'floor_check', 'standardise')  # settings of the G-formula that mean nothing without covariates (the difference in means)
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
+
+
+def check_clip_needs_standardising(standardise, outcome_clip_sd) -> None:
+    "Refuse a winsorisation the settings switch off: `outcome_clip_sd` other than its default with `standardise=False` (it would be dropped)."
+    if not standardise and outcome_clip_sd is not None and outcome_clip_sd != OUTCOME_CLIP_SD:
+        raise ValueError('outcome_clip_sd: the outcome is winsorised at its private standardisation, which standardise=False '
+                         'switches off; leave out one of the two')
 
 
 def _check_shares(shares, standardise):
@@ -76,6 +83,7 @@ class GFormulaPlan(Plan):
         bounds = tuple(tuple(map(float, b)) for b in self.covariate_bounds) or ((0.0, 1.0),) * d
         if len(bounds) != d: raise ValueError(f'covariate_bounds: give one (lo, hi) per covariate ({d}), got {len(bounds)}')
         if self.outcome_clip_sd is not None: check_positive(self.outcome_clip_sd, 'outcome_clip_sd')
+        if d: check_clip_needs_standardising(self.standardise, self.outcome_clip_sd)
         standardise = bool(self.standardise) if d else self.outcome_clip_sd is not None  # no covariates: the outcome's winsorisation decides
         clip_sd = self.outcome_clip_sd if standardise else None  # standardise=False: neither covariates nor outcome (as AIPW)
         shares = _check_shares(self.shares, standardise)
@@ -200,7 +208,7 @@ def gformula_statistics(plan: GFormulaPlan,  # the public plan
     return Sealed(np.concatenate([v['gram'], v['cross'], v['squares']]), sig,
                   {'encoding': enc, 'moments': moments, 'p': st.p}, diag)
 
-# %% ../nbs/13_gformula.ipynb #75b022a0
+# %% ../nbs/13_gformula.ipynb #698a1a06
 INTERVAL_COVERS = ('the true population effect, when each arm\'s outcome is linear in the covariates as given: sampling '
                    '(constant residual variance per arm) and the simulated noise of the released statistics, bias-corrected, '
                    'widened on both sides by a bound on the floor\'s shrinkage bias')
@@ -231,7 +239,7 @@ def gformula_release(plan: GFormulaPlan,  # the public plan
     if plan.floor_check is not None:
         bias = abs(corrected - _corrected_effect(plan, rel, plan.floor * plan.floor_check)[4])
     h = enc.outcome_halfwidth
-    values = {**m.describe(enc, plan.covariates), 'simulation_accepted': accepted, 'floor_bias_bound': h * bias}
+    values = {**m.describe(enc, plan.covariates), 'simulation_accepted': accepted, **({'floor_bias_bound': h * bias} if plan.d else {})}
     if carry['moments'] is not None:
         values.update({f'centre[{c}]': float(enc.centre[j]) for j, c in enumerate(plan.covariates)})
         values.update({f'halfwidth[{c}]': float(enc.halfwidth[j]) for j, c in enumerate(plan.covariates)})

@@ -397,3 +397,10 @@ def test_standardise_and_the_off_switches(tables):
     assert (plans['noclip']['standardise'], plans['noclip']['outcome_clip_sd']) == (True, None)
     assert plans['nocheck']['floor_check'] is None and plans['nocheck']['bias_bound'] == 0
     assert plans['default']['bias_bound'] > 0
+
+
+def test_effect_ipw_dry_run_points_to_flags_that_exist(tables):
+    "Audit 13 #8: `effect --method ipw --dry-run` told the user to state treated_share=, outcome_sd=, ... (Python names; effect refuses them)."
+    code, out, err = call('effect', tables['ok'], *EFFECT, '--method', 'ipw', '--propensity-bounds', '0.1:0.9', '--dry-run')
+    assert code == 0, err
+    assert "state yours with the ipw command's --treated-share P" in out and 'treated_share=' not in out, out

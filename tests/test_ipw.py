@@ -650,3 +650,12 @@ def test_arm_normalisation_announced_once_per_call():
         plan_ipw(600, 4, 0.5, 1e-6, 4.0, 0.05, estimator='ht', estimand='ATT')  # the default unit: no warning
     leaks = [w for w in seen if issubclass(w.category, PrivacyLeakWarning)]
     assert len(leaks) == 2 and all("normalisation='arm'" in str(w.message) and w.filename == __file__ for w in leaks)
+
+
+def test_part_size_refusal_names_what_set_the_split():
+    "Audit 13: a part too small points to fit_fraction for a random split and to m (--fit-rows) for a declared one."
+    with pytest.raises(ValueError, match='see fit_fraction'):
+        plan_ipw(400, 2, 1.0, 1e-6, outcome_bound=1.0, propensity_bounds=0.05, fit_fraction=0.01)
+    with pytest.raises(ValueError, match=r'see m, the declared rows .*--fit-rows') as e:
+        plan_ipw(400, 2, 1.0, 1e-6, outcome_bound=1.0, propensity_bounds=0.05, m=6)
+    assert 'fit_fraction' not in str(e.value)

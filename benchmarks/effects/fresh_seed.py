@@ -1,7 +1,8 @@
-"""The grid's cells that under-covered (n = 20,000, and the imbalanced design at n = 2,000, eps = 5), on 300 FRESH data sets (seed 7 instead of the grid's 0), beside the
-non-private AIPW on the same data sets: python fresh_seed.py  (resumes from results/fresh_seed7.jsonl; about 25 min CPU;
-prints the table stored in results/fresh_seed7.txt). On the grid's own data sets the non-private AIPW covers 0.92-0.93
-in these cells too, so a shortfall shared by both belongs to the draw of data sets, not to the release."""
+"""The grid's cells that under-covered (n = 20,000, and the imbalanced design at n = 2,000, eps = 5), re-run on 300
+FRESH data sets (seed 7 instead of the grid's 0) beside the non-private AIPW on the same data sets:
+python fresh_seed.py  (resumes from results/fresh_seed7.jsonl; a few minutes; prints the table stored in
+results/fresh_seed7.txt). On the grid's own data sets the non-private AIPW covers 0.92-0.93 in the n = 20,000 cells
+too, so a shortfall shared by both belongs to the draw of data sets, not to the release."""
 import json
 import numpy as np, pandas as pd
 import harness, ours  # noqa: F401  (ours registers pc_effect)
