@@ -28,7 +28,7 @@ __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SH
            'population_statistics', 'plan_gformula', 'gformula_statistics', 'interval_claim', 'gformula_release',
            'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #8021f496
+# %% ../nbs/13_gformula.ipynb #c338565e
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
@@ -36,7 +36,9 @@ DIM_UNUSED = ('imbalance', 'r2', 'floor', 'floor_check', 'standardise')  # setti
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
 
 
-def check_clip_needs_standardising(standardise, outcome_clip_sd) -> None:
+def check_clip_needs_standardising(standardise,  # the plan's `standardise` (with covariates)
+                                   outcome_clip_sd,  # the plan's `outcome_clip_sd` as given
+                                  ) -> None:
     "Refuse a winsorisation the settings switch off: `outcome_clip_sd` other than its default with `standardise=False` (it would be dropped)."
     if not standardise and outcome_clip_sd is not None and outcome_clip_sd != OUTCOME_CLIP_SD:
         raise ValueError('outcome_clip_sd: the outcome is winsorised at its private standardisation, which standardise=False '
