@@ -1006,21 +1006,21 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #951c0fbc
+# %% ../nbs/09_cli.ipynb #141a590b
 def command_parser(parser: argparse.ArgumentParser,  # the top-level parser
                    args,  # what it parsed (argparse.Namespace)
                    argv=(),  # the arguments: an unknown one given before a command's name belongs to the level above it
                    extra=(),  # the arguments no parser took
                   ) -> argparse.ArgumentParser:
     "The parser of the (sub)command `args` names, down to the level the first unknown argument was given at: its usage and `privcausal COMMAND:`."
-    first = argv.index(extra[0]) if extra and extra[0] in argv else len(argv)  # (argparse lists a level's own unknowns before its command's)
-    at = 0
+    at = 0  # argparse lists a level's own unknowns before its command's; the first command word after `at` is the command
     while True:
         sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
         name = getattr(args, sub.dest, None) if sub is not None else None
-        if name not in (sub.choices if sub is not None else {}) or name not in argv[at:first]: return parser
-        at = argv.index(name, at) + 1
-        parser = sub.choices[name]
+        if name not in (sub.choices if sub is not None else {}) or name not in argv[at:]: return parser
+        here = argv.index(name, at)
+        if extra and extra[0] in argv[at:here]: return parser  # given before the command's name: this level's
+        at, parser = here + 1, sub.choices[name]
 
 
 def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])

@@ -767,7 +767,7 @@ def __repr__(self: IPWPlan):
     return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
             f'{self.ci_halfwidth:.4g}; ε={self.epsilon:g}, δ={self.delta:g}, m={self.m}, n={self.n_estimate}, λ={self.lam:.4g})')
 
-# %% ../nbs/04_ipw.ipynb #aa66e1bf
+# %% ../nbs/04_ipw.ipynb #3a181c06
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -847,7 +847,7 @@ def _part_sizes(n, fit_fraction, m):
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ValueError(f'n must be a positive integer (the number of rows), got {n!r}')
     hint = ('see fit_fraction: the share of rows that fit the propensity model' if m is None else
-            'see m, the declared rows of the fitting part: --fit-rows with --split-column on the command line')
+            "see m, the declared rows of the fitting part (a split's 'fit' rows): --fit-rows with --split-column on the command line")
     if m is None: m = int(round(check_fit_fraction(fit_fraction) * n))
     n = int(n) - int(m)
     for part, size in (('fitting part', m), ('estimation part', n)):
@@ -964,7 +964,7 @@ def _stages(plan: IPWPlan) -> tuple:
             Stage(plan.estimand, 'D_n', plan.epsilon_effect, plan.delta_effect, plan.effect_sensitivity,
                   plan.effect_noise_sd, plan.calibration, plan.n_estimate))
 
-# %% ../nbs/04_ipw.ipynb #81c1eb9c
+# %% ../nbs/04_ipw.ipynb #7d01826f
 def _released_vector(plan: IPWPlan, sums: dict) -> np.ndarray:
     "The released Hájek vector (units of the effect-stage sensitivity) back from the sums in outcome units."
     C, g, H = plan.outcome_bound, plan.variance_scale, max_unit_weight(plan.propensity_bounds, plan.estimand)
@@ -1060,6 +1060,8 @@ class IPWRelease(PrivateRelease):
                 'debias': p.debias, 'debias_rule': p.debias_rule, 'hessian_share': p.hessian_share,
                 'epsilon_hessian': p.epsilon_hessian, 'hessian_noise_sd': p.hessian_noise_sd, 'hessian_ridge': p.hessian_ridge,
                 'outcome_centre': p.outcome_centre}
+
+    _own_lines = ('target', 'interval')  # printed on lines of their own below, not in the settings line
 
     def summary(self) -> str:
         "The shared report, then the stages (the propensity model on D_m; on D_n the curvature if debiasing, then the effect)."
@@ -1458,7 +1460,7 @@ def _spell_out_options(fn, plan_class, explicit):
     fn.__delwrap__ = plan_class  # docments reads the options' documentation from the plan's fields (`privcausal.method` finds a notebook cell's)
     return tuple(names)
 
-# %% ../nbs/04_ipw.ipynb #37c8a1cc
+# %% ../nbs/04_ipw.ipynb #9f85b2f5
 @renamed(clip='propensity_bounds', n_rows='n')
 def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `outcome`, `treatment` column names) or a `CausalData`
            *,
@@ -1487,6 +1489,7 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
     noise = resolve_noise(rng)
     R = _release_bounds(options)
     keyed = is_dask_frame(data)  # rows on a cluster: the split is evaluated by the workers; options needing all rows first refused
+    if split is None: _part_sizes(cd.n, fit_fraction, None)  # a random split's parts refused in its own terms (the plan sees only m)
     parts = _ipw_split(cd.n, data, split, fit_fraction, split_rng, rng, keyed)
     plan = _release_plan(cd, parts, keyed, epsilon=epsilon, delta=delta, propensity_bounds=propensity_bounds, fit_fraction=fit_fraction,
                          **{**options, 'covariate_bound': R})

@@ -23,17 +23,27 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
                                 cross_sensitivity, eigen_floor, gformula_effect, gram_sensitivity, simulate_noise)
 
 # %% auto #0
-__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SHARES', 'PLAN_DRAWS', 'PLAN_SEED',
-           'INTERVAL_COVERS', 'UNSTANDARDISED', 'check_clip_needs_standardising', 'GFormulaPlan',
+__all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SHARES', 'UNSTANDARDISED', 'PLAN_DRAWS',
+           'PLAN_SEED', 'INTERVAL_COVERS', 'unstandardised_lines', 'check_clip_needs_standardising', 'GFormulaPlan',
            'population_statistics', 'plan_gformula', 'gformula_statistics', 'interval_claim', 'gformula_release',
            'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #c338565e
+# %% ../nbs/13_gformula.ipynb #a6a844c5
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
 DIM_UNUSED = ('imbalance', 'r2', 'floor', 'floor_check', 'standardise')  # settings of the G-formula that mean nothing without covariates (the difference in means)
 DEFAULT_SHARES = (0.1, 0.315, 0.54, 0.045)  # shares of $\mu^2$: moments, Gram matrices, cross-products, sums of squares
+
+
+UNSTANDARDISED = ('NOT with standardise=False (--no-standardise) where the covariates fill little of their public ranges: '
+                  'the regularisation bias can then lie outside the interval')  # measured: coverage 0.76-0.83 (G-formula), 0.77 (AIPW), variance_lab/nostd_cov.log
+
+
+def unstandardised_lines(plan,  # a G-formula or AIPW plan
+                        ) -> list:
+    "A plan's summary lines on its interval without standardisation (with covariates): the caveat its release will carry."
+    return [f'  caveat: {UNSTANDARDISED}'] if plan.d and not plan.standardise else []
 
 
 def check_clip_needs_standardising(standardise,  # the plan's `standardise` (with covariates)
@@ -42,7 +52,8 @@ def check_clip_needs_standardising(standardise,  # the plan's `standardise` (wit
     "Refuse a winsorisation the settings switch off: `outcome_clip_sd` other than its default with `standardise=False` (it would be dropped)."
     if not standardise and outcome_clip_sd is not None and outcome_clip_sd != OUTCOME_CLIP_SD:
         raise ValueError('outcome_clip_sd: the outcome is winsorised at its private standardisation, which standardise=False '
-                         'switches off; leave out one of the two')
+                         'switches off for the G-formula and AIPW (the difference in means takes outcome_clip_sd alone); '
+                         'leave out one of the two')
 
 
 def _check_shares(shares, standardise):
@@ -131,7 +142,7 @@ class GFormulaPlan(Plan):
     def _summary_lines(self):
         if not self.d: return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g} (they move the prediction only)']
         return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g}, R^2 {self.r2:g}, '
-                f'imbalance (SMD) {self.imbalance:g} (they move the prediction only)']
+                f'imbalance (SMD) {self.imbalance:g} (they move the prediction only)'] + unstandardised_lines(self)
 
     def _outcome_sd(self) -> float:
         lo, hi = self.outcome_bounds
@@ -211,19 +222,17 @@ def gformula_statistics(plan: GFormulaPlan,  # the public plan
     return Sealed(np.concatenate([v['gram'], v['cross'], v['squares']]), sig,
                   {'encoding': enc, 'moments': moments, 'p': st.p}, diag)
 
-# %% ../nbs/13_gformula.ipynb #e612f060
+# %% ../nbs/13_gformula.ipynb #f0e72069
 INTERVAL_COVERS = ('the true population effect, when each arm\'s outcome is linear in the covariates as given: sampling '
                    '(constant residual variance per arm) and the simulated noise of the released statistics, bias-corrected, '
                    'widened on both sides by a bound on the floor\'s shrinkage bias')
-UNSTANDARDISED = ('; NOT with standardise=False where the covariates fill little of their public ranges: the regularisation '
-                  'bias can then lie outside the interval')  # measured: coverage 0.76-0.83 (G-formula), 0.77 (AIPW), variance_lab/nostd_cov.log
 
 
 def interval_claim(text: str,  # what the interval covers with standardisation
                    plan,  # the plan: its `standardise` and its covariates
                   ) -> str:
     "The interval's claim as the settings allow it: without standardisation (and with covariates) it carries the caveat."
-    return text + (UNSTANDARDISED if plan.d and not plan.standardise else '')
+    return text + (f'; {UNSTANDARDISED}' if plan.d and not plan.standardise else '')
 
 
 def _corrected_effect(plan, rel, floor):

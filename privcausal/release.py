@@ -182,7 +182,7 @@ class PrivateRelease:
         return (f'<p><b>{html.escape(self.headline())}</b><br><small>{html.escape(self.privacy.guarantee)}</small></p>'
                 f'<details><summary>settings, public bounds and released numbers</summary><table>{rows}</table></details>')
 
-# %% ../nbs/01b_release.ipynb #65fecfa8
+# %% ../nbs/01b_release.ipynb #5cd2dce1
 class SavedRelease(PrivateRelease):
     "A release read back from its JSON: the same interface on the stored numbers."
     def __init__(self, d: dict):  # the dict `PrivateRelease.to_dict` wrote
@@ -195,6 +195,11 @@ class SavedRelease(PrivateRelease):
 
     def released(self): return dict(self._d['released'])
     def settings(self): return dict(self._d['settings'])
+    _own_lines = ('target', 'interval', 'choice')  # long texts: on lines of their own, as the live release prints them
+
+    def summary(self) -> str:
+        sett = self.settings()
+        return '\n'.join([super().summary()] + [f'  {k:<12}{sett[k]}' for k in self._own_lines if sett.get(k)])
 
     def _interval(self, alpha):
         stored = self._d.get('intervals') or {}

@@ -659,3 +659,13 @@ def test_part_size_refusal_names_what_set_the_split():
     with pytest.raises(ValueError, match=r'see m, the declared rows .*--fit-rows') as e:
         plan_ipw(400, 2, 1.0, 1e-6, outcome_bound=1.0, propensity_bounds=0.05, m=6)
     assert 'fit_fraction' not in str(e.value)
+
+
+def test_part_size_refusal_of_a_release_names_what_set_the_split():
+    "Audit 14 F: pp_ipw passed the split's m to its plan, so a random split's refusal pointed to m / --fit-rows."
+    X, t, y = synth()
+    with pytest.raises(ValueError, match='see fit_fraction') as e:
+        pp_ipw(X=X, outcome=y, treatment=t, **{**BASE, 'rng': Untouchable(), 'fit_fraction': 0.001})
+    assert 'fit-rows' not in str(e.value)
+    with pytest.raises(ValueError, match="see m, the declared rows of the fitting part"):
+        pp_ipw(X=X, outcome=y, treatment=t, **{**BASE, 'rng': Untouchable(), 'split': ['fit'] * 5 + ['estimate'] * (len(y) - 5)})
