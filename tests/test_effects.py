@@ -4,6 +4,8 @@ import contextlib
 import io
 import json
 import math
+import os
+import tempfile
 import warnings
 
 import numpy as np
@@ -18,6 +20,7 @@ from privcausal.choice import choose_method, effect
 from privcausal.doubly_robust import aipw
 from privcausal.method import EffectRelease
 from privcausal.regression import dim, gformula, plan_gformula
+from privcausal.release import load
 from privcausal.theory_ipw import imbalanced_design
 
 COVS = [f'x{j}' for j in range(1, 6)]
@@ -145,9 +148,7 @@ def test_summary_says_what_the_interval_covers_and_why_the_method_ran_once():
     assert r.choice and text.count(r.interval_covers) == 1 and text.count(r.choice) == 1, text
     assert 'interval=' not in text and 'choice=' not in text, text  # (the settings line printed both, wrapped, before)
     assert {'interval', 'choice'} <= set(r.settings()) and r.to_dict()['settings']['interval'] == r.interval_covers
-    from privcausal.release import load  # audit 14: a saved and reloaded release prints them the same way
-    import tempfile, os
-    with tempfile.TemporaryDirectory() as d:
+    with tempfile.TemporaryDirectory() as d:  # audit 14: a saved and reloaded release prints them the same way
         r.save(os.path.join(d, 'r.json')); back = load(os.path.join(d, 'r.json')).summary()
     assert back.count(r.interval_covers) == 1 and back.count(r.choice) == 1 and 'interval=' not in back, back
 
