@@ -8,12 +8,7 @@ sys.path.insert(0, __import__('os').path.join(__import__('os').path.dirname(__im
 import privcausal.regression as R
 from privcausal.outcome import ArmStatistics, arm_models, gformula_effect, eigen_floor
 from designs import DESIGNS
-cap = {}
-orig = R.gformula_statistics
-def grab(plan, cols, noise):
-    s = orig(plan, cols, noise); cap['v'], cap['p'], cap['h'] = s.vector.copy(), s.carry['p'], s.carry['encoding'].outcome_halfwidth
-    return s
-R.gformula_statistics = grab
+from oraclelib import exact_statistics
 NB = 200_000
 import json as _json, plan_check
 _R = '../results/'
@@ -26,9 +21,8 @@ for des in pc.design.unique():
     d = DESIGNS[des]; X, t, y = d.draw(NB, np.random.default_rng(5))
     cb = {c: b for c, b in d.covariate_bounds.items() if tuple(b) != (0, 1)}
     df = X.assign(t=t, y=y)
-    R.gformula(df, outcome='y', treatment='t', covariates=list(d.columns), covariate_bounds=cb, outcome_bounds=d.outcome_bounds,
-               epsilon=1e6, delta=1e-6, rng=np.random.default_rng(0), clip=True)
-    truth[des] = dict(cap)
+    truth[des] = exact_statistics(R.gformula, data=df, outcome='y', treatment='t', covariates=list(d.columns), covariate_bounds=cb,
+                                  outcome_bounds=d.outcome_bounds, epsilon=1e6, delta=1e-6, rng=np.random.default_rng(0), clip=True)
 out = []
 for _, r in pc.iterrows():
     d = DESIGNS[r.design]; cb = {c: b for c, b in d.covariate_bounds.items() if tuple(b) != (0, 1)}

@@ -9,12 +9,7 @@ sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(_
 import privcausal.regression as R
 from privcausal.outcome import ArmStatistics, arm_models, gformula_effect, eigen_floor
 import runlib
-cap = {}
-orig = R.gformula_statistics
-def grab(plan, cols, noise):
-    s = orig(plan, cols, noise); cap['v'], cap['p'], cap['h'] = s.vector.copy(), s.carry['p'], s.carry['encoding'].outcome_halfwidth
-    return s
-R.gformula_statistics = grab
+from oraclelib import exact_statistics
 NB = 200_000
 rows = [json.loads(l.rsplit('}', 1)[0] + '}') for l in open('nostd_cov.log') if l.startswith('{')]
 rows = [r for r in rows if r['m'] == 'gformula']
@@ -24,9 +19,9 @@ for std in (False, True):
         f, bo, yb = runlib.DES[des]; X, t, y = f(NB, np.random.default_rng(5)); names = [f'x{j}' for j in range(len(bo))]
         cb = {c: b for c, b in zip(names, bo) if tuple(b) != (0, 1)}
         df = pd.DataFrame(X, columns=names).assign(t=t, y=y)
-        R.gformula(df, outcome='y', treatment='t', covariates=names, covariate_bounds=cb, outcome_bounds=yb, epsilon=1e6, delta=1e-6,
-                   rng=np.random.default_rng(0), clip=True, standardise=std)
-        truth[des, std] = (dict(cap), names, cb, yb)
+        cap = exact_statistics(R.gformula, data=df, outcome='y', treatment='t', covariates=names, covariate_bounds=cb, outcome_bounds=yb,
+                               epsilon=1e6, delta=1e-6, rng=np.random.default_rng(0), clip=True, standardise=std)
+        truth[des, std] = (cap, names, cb, yb)
 out = []
 for r in rows:
     std = r.get('standardise', True)
