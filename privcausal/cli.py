@@ -823,7 +823,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #5c24b344
+# %% ../nbs/09_cli.ipynb #eaf1a339
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -935,6 +935,7 @@ def _effect_dry_run(spec, plan, choice, args, n, ledger):
 def _effect_flag_checks(command, args, extra, outcome_bounds, options):
     "An effect command's refusals that follow from the flags alone, made before DATA is read (a dry run refuses what the release would): the outcome's bounds (stated, and 0:1 for a binary outcome), covariates given to `dim` or missing for the G-formula and AIPW, `--method dim` without `--randomised`, and the settings of a method run by name (another method's are refused, not ignored)."
     from privcausal.bounds import check_outcome_bounds
+    from privcausal.regression import check_clip_needs_standardising
     from privcausal.choice import (check_candidate_settings, check_dim_randomised, check_named_covariates, check_named_settings,
                                    named_method_options)
     outcome_type = extra.get('outcome_type') or 'continuous'
@@ -946,10 +947,7 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
         elif method in ('gformula', 'aipw', 'dim'): check_named_settings(method, options)
         else:  # auto: the candidates follow from the flags (the adjusting methods with covariates, dim for a trial)
             check_candidate_settings(('gformula', 'aipw') * bool(args.covariates) + ('dim',) * bool(extra.get('randomised')), options)
-    if options.get('standardise') is False and options.get('outcome_clip_sd') is not None:  # (the plan would drop it without a word)
-        raise ValueError('--outcome-clip-sd: the outcome is winsorised at its private standardisation, which --no-standardise '
-                         'switches off' + (' for the G-formula and AIPW' if command == 'effect' and method == 'auto' else '')
-                         + '; leave out one of the two')
+    check_clip_needs_standardising(options.get('standardise', True), options.get('outcome_clip_sd'), default=None)  # a flag is always given
     given = [flag for flag in ('--covariates', '--covariate-bounds', '--categorical', '--other') if getattr(args, flag[2:].replace('-', '_'))]
     if method == 'dim' and given:
         said, instead = (('--method dim', '--method gformula, aipw or auto') if command == 'effect' else

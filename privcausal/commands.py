@@ -222,7 +222,7 @@ def flag_map(*plan_classes,  # plan classes whose fields have flags
             if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
-# %% ../nbs/09b_commands.ipynb #cd8d3998
+# %% ../nbs/09b_commands.ipynb #83c01374
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)
@@ -257,7 +257,9 @@ def _named(message, flags):
         message = keyed.sub(lambda m: f'{flag} {m.group(1)}=...' if m.group(1) is not None else f'{flag} {m.group(2)}={m.group(3)}',
                             message)
         if name in _KEYED_ONLY: continue
-        message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', switch.sub(flag, message)))
+        off = flag if flag.startswith('--no-') else '--no-' + flag[2:]  # standardise=False -> --no-standardise
+        message = switch.sub(lambda m: flag if m.group(0).endswith('True') else off, message)
+        message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', message))
     return message, first
 
 

@@ -28,7 +28,7 @@ __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SH
            'population_statistics', 'plan_gformula', 'gformula_statistics', 'interval_claim', 'gformula_release',
            'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #a6a844c5
+# %% ../nbs/13_gformula.ipynb #46a6e019
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
@@ -48,9 +48,10 @@ def unstandardised_lines(plan,  # a G-formula or AIPW plan
 
 def check_clip_needs_standardising(standardise,  # the plan's `standardise` (with covariates)
                                    outcome_clip_sd,  # the plan's `outcome_clip_sd` as given
+                                   default=OUTCOME_CLIP_SD,  # a value that may pass unnoticed (the field's default); None: any value was given
                                   ) -> None:
-    "Refuse a winsorisation the settings switch off: `outcome_clip_sd` other than its default with `standardise=False` (it would be dropped)."
-    if not standardise and outcome_clip_sd is not None and outcome_clip_sd != OUTCOME_CLIP_SD:
+    "Refuse a winsorisation the settings switch off: `outcome_clip_sd` (other than its default) with `standardise=False` (it would be dropped)."
+    if not standardise and outcome_clip_sd is not None and outcome_clip_sd != default:
         raise ValueError('outcome_clip_sd: the outcome is winsorised at its private standardisation, which standardise=False '
                          'switches off for the G-formula and AIPW (the difference in means takes outcome_clip_sd alone); '
                          'leave out one of the two')
@@ -133,7 +134,7 @@ class GFormulaPlan(Plan):
 
     def unused(self) -> tuple:
         "Without covariates (the difference in means) the covariates' settings and assumptions do nothing."
-        return () if self.d else ('covariate_bounds', 'floor', 'floor_check', 'r2', 'imbalance')
+        return () if self.d else ('covariate_bounds',) + tuple(k for k in DIM_UNUSED if k != 'standardise')  # (standardise: derived, it says whether the outcome is winsorised)
 
     def settings(self) -> dict:
         s = {'standardise': self.standardise, 'floor': self.floor, 'floor_check': self.floor_check, 'shares': self.shares, 'd': self.d}
