@@ -39,7 +39,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #dc751e0a
+# %% ../nbs/15_effect.ipynb #632a1a30
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -71,6 +71,11 @@ def check_named_covariates(method: str,  # the method named by the user
                          "bounds (to adjust, name method='gformula' or 'aipw', or leave method='auto')")
 
 
+def _said(names, options: dict) -> str:
+    "Settings named as given: a switch with its value (`standardise=False`, which the command line writes as --no-standardise)."
+    return ', '.join(f'{k}={options[k]!r}' if isinstance(options.get(k), bool) else k for k in names)
+
+
 def _settings_of(method: str) -> set:
     "The settings a method takes: its plan's fields (the difference in means: the G-formula's, less those that need covariates)."
     if method == 'aipw': return _fields(AIPWPlan)
@@ -83,7 +88,7 @@ def check_named_settings(method: str,  # 'gformula', 'aipw' or 'dim', named by t
     "A method the user named takes the settings and planning assumptions of its own plan; another method's (AIPW's `newton_steps`, the G-formula's `imbalance`) is refused, not ignored (public inputs only; the command line calls it before reading DATA)."
     _options(GFormulaPlan, options)  # a setting of no method: refused as such
     other = sorted(set(options) - _settings_of(method))
-    if other: raise TypeError(f"{', '.join(other)}: not a setting of method={method!r} (it belongs to another method"
+    if other: raise TypeError(f"{_said(other, options)}: not a setting of method={method!r} (it belongs to another method"
                               + (", or needs covariates)" if method == 'dim' else ")"))
 
 
@@ -113,7 +118,7 @@ def check_candidate_settings(candidates: tuple,  # the methods `auto` plans ('gf
     "Every setting must be used by a planned candidate: AIPW's newton_steps where only the difference in means can run would be ignored, so it is refused (public inputs only: the command line calls it before reading DATA)."
     unused = sorted(set(options) - set().union(*map(_settings_of, candidates)))
     if candidates and unused:
-        raise TypeError(f"{', '.join(unused)}: not a setting of the methods planned here ({', '.join(candidates)})")
+        raise TypeError(f"{_said(unused, options)}: not a setting of the methods planned here ({', '.join(candidates)})")
 
 # %% ../nbs/15_effect.ipynb #e894c67b
 def choose_method(n: int,  # rows (public)
@@ -148,7 +153,7 @@ def choose_method(n: int,  # rows (public)
            ') from public inputs only' + ('; the treatment is declared randomised' if randomised else ''))
     return MethodChoice(best, rmse, why, plans)
 
-# %% ../nbs/15_effect.ipynb #5b24b748
+# %% ../nbs/15_effect.ipynb #37d43ac3
 _RUN = {'gformula': gformula, 'aipw': aipw}
 
 
@@ -175,7 +180,7 @@ def named_method_options(method: str,  # 'ipw' or 'wate'
                        clip_rows=options.get('clip_rows', clip_values), clip_outcomes=options.get('clip_outcomes', clip_values))
     accepted = set(inspect.signature(fn).parameters) | (set(inspect.signature(WATEPlan).parameters) if method == 'wate' else set())
     unknown = sorted(set(options) - accepted)  # wate takes the fields of its plan
-    if unknown: raise TypeError(f"{', '.join(unknown)}: not a setting of method={method!r}")
+    if unknown: raise TypeError(f"{_said(unknown, options)}: not a setting of method={method!r}")
     if method == 'wate' and outcome_type != 'binary':
         raise ValueError("method='wate' estimates effects on a binary outcome: pass outcome_type='binary'")
     return fn, options

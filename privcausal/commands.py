@@ -222,7 +222,7 @@ def flag_map(*plan_classes,  # plan classes whose fields have flags
             if f.init and f.metadata.get('cli', True) and f.name not in out: out[f.name] = field_flag(f)
     return out
 
-# %% ../nbs/09b_commands.ipynb #83c01374
+# %% ../nbs/09b_commands.ipynb #4d59041b
 def flag_message(message: str,  # an error message from a Python function
                  flags: dict,  # {python name: flag}
                 ) -> tuple:  # (the message with flags, the first flag it names or None)
@@ -232,7 +232,18 @@ def flag_message(message: str,  # an error message from a Python function
     return ''.join(p for p, _ in out), next((f for _, f in out if f), None)
 
 
-_LEADING_LIST = re.compile(r'((?:[A-Za-z_]\w*, )+[A-Za-z_]\w*):')  # a message that opens with a list of names, then a colon
+_LEADING_LIST = re.compile(r'((?:[A-Za-z_]\w*(?:=True|=False)?, )+[A-Za-z_]\w*(?:=True|=False)?):')  # a message that opens with a list of names (a switch with its value), then a colon
+
+
+def _switch_flag(flag, value):
+    "The flag that sets a switch to `value` ('True'/'False'): standardise=False -> --no-standardise."
+    return flag if value == 'True' or flag.startswith('--no-') else '--no-' + flag[2:]
+
+
+def _listed(item, flags):
+    "One name of an opening list in flags: `name` -> its flag, `name=False` -> the switch's --no- form."
+    name, _, value = item.partition('=')
+    return item if name not in flags else _switch_flag(flags[name], value) if value else flags[name]
 
 
 def _named(message, flags):
@@ -241,10 +252,10 @@ def _named(message, flags):
         if name in flags: message = pattern.sub(name, message)
     first, pos = None, len(message) + 1
     lead = _LEADING_LIST.match(message)  # 'imbalance, r2: not a setting ...' names each of them
-    if lead and any(w in flags for w in lead.group(1).split(', ')):
-        names = lead.group(1).split(', ')
-        message = ', '.join(flags.get(w, w) for w in names) + message[lead.end(1):]
-        first, pos = next(flags[w] for w in names if w in flags), 0
+    if lead and any(w.partition('=')[0] in flags for w in lead.group(1).split(', ')):
+        items = lead.group(1).split(', ')
+        message = ', '.join(_listed(w, flags) for w in items) + message[lead.end(1):]
+        first, pos = next(flags[w.partition('=')[0]] for w in items if w.partition('=')[0] in flags), 0
     for name in sorted(flags, key=len, reverse=True):
         flag, word = flags[name], re.escape(name)
         keyed = re.compile(r"(?<![\w\-\[])" + word + r"(?:\['([^']*)'\]|=\{'([^']*)': *'?([^'}]*)'?\})")  # levels['c'], other={'c': x}
@@ -257,8 +268,7 @@ def _named(message, flags):
         message = keyed.sub(lambda m: f'{flag} {m.group(1)}=...' if m.group(1) is not None else f'{flag} {m.group(2)}={m.group(3)}',
                             message)
         if name in _KEYED_ONLY: continue
-        off = flag if flag.startswith('--no-') else '--no-' + flag[2:]  # standardise=False -> --no-standardise
-        message = switch.sub(lambda m: flag if m.group(0).endswith('True') else off, message)
+        message = switch.sub(lambda m: _switch_flag(flag, m.group(0).rpartition('=')[2]), message)  # standardise=False -> --no-standardise
         message = bare.sub(flag, quoted.sub(lambda m: f'{flag} {m.group(1)}', message))
     return message, first
 

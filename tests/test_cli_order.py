@@ -335,7 +335,12 @@ def test_needs_covariates_names_the_flag(tables):
     ('dim', ['--floor', '0.3'], '--floor', 'privcausal dim: unrecognized arguments'),  # audit 11 B3; audit 12 C7: the command's name
     ('gformula', ['--no-standardise', '--outcome-clip-sd', '2'], '--outcome-clip-sd', '--no-standardise switches off'),  # audit 12 C3
     ('effect', ['--method', 'aipw', '--no-standardise', '--outcome-clip-sd', '3'], '--outcome-clip-sd', 'leave out one'),
-    ('effect', ['--randomised', '--newton-steps', '3', '--no-covariates'], '--newton-steps', 'methods planned here (dim)')])  # audit 12 C1
+    ('effect', ['--randomised', '--newton-steps', '3', '--no-covariates'], '--newton-steps', 'methods planned here (dim)'),  # audit 12 C1
+    # audit 14: a switch is named as typed (it said '--standardise: not a setting' for --no-standardise)
+    ('effect', ['--randomised', '--no-standardise', '--no-covariates'], '--no-standardise', '--no-standardise: not a setting of the methods planned here (dim)'),
+    ('effect', ['--method', 'dim', '--randomised', '--r2', '0.5', '--no-standardise', '--no-covariates'], '--r2',
+     '--r2, --no-standardise: not a setting of --method dim'),
+    ('effect', ['--method', 'ipw', '--standardise'], '--standardise', '--standardise: not a setting of --method ipw')])
 def test_settings_a_command_would_ignore_are_refused_before_data_is_read(tmp_path, cmd, extra, flag, words):
     """Audit 10 A6/A7: under --method gformula the other method's settings (--newton-steps -1, --propensity-bounds
     0.6:0.4) were accepted and ignored, and the dim command's release ignored --covariates that its dry run refused
