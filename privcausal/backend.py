@@ -23,8 +23,8 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_
            'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
            'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #b8dd503a
-from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_constant, check_finite,
+# %% ../nbs/02b_backend.ipynb #ee345322
+from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_constant, check_distinct, check_finite,
                               check_positive, check_same_index, check_size, dtype_from_values, row_norms, value_cells)
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
@@ -603,7 +603,7 @@ class CausalRows:
 
     def __repr__(self): return f'CausalRows(n={self.n}, d={self.d}, backend={self.rows.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #0ef3f0c0
+# %% ../nbs/02b_backend.ipynb #9b5a153e
 def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
                 *,
                 outcome,  # outcome column name (None: no outcome, e.g. a propensity model)
@@ -624,7 +624,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
         if col not in cols: raise ValueError(f'{arg}={col!r} is not a column of data; its columns are {cols}')
     if outcome is not None and outcome == treatment: raise ValueError(f'outcome and treatment are the same column {outcome!r}')
     if covariates is None: covariates = [c for c in cols if c not in named.values()]
-    covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    covariates = check_distinct(covariates, 'covariates')
     missing = [c for c in covariates if c not in cols]
     if missing: raise ValueError(f'covariates {missing} are not columns of data; its columns are {cols}')
     clash = [c for c in covariates if c in named.values()]

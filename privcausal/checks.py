@@ -17,10 +17,10 @@ import pandas as pd
 __all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'WRONG_ROW', 'check_epsilon', 'check_delta',
            'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
            'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
-           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_numeric_dtype', 'dtype_from_values',
-           'as_real_floats', 'value_cells', 'check_finite', 'check_binary_treatment', 'check_binary_outcome',
-           'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch',
-           'user_stacklevel']
+           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_distinct', 'check_numeric_dtype',
+           'dtype_from_values', 'as_real_floats', 'value_cells', 'check_finite', 'check_binary_treatment',
+           'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball',
+           'check_unit_ball', 'patch', 'user_stacklevel']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -269,6 +269,16 @@ def check_truncation(truncation,  # $a$, the requested truncation
     if not _is_real(truncation) or not 0 < truncation < 0.5:
         raise ValueError(f'truncation (a) must lie in (0, 1/2), got {truncation!r}')
     return float(truncation)
+
+# %% ../nbs/00a_checks.ipynb #e2153028
+def check_distinct(names,  # column names, as given
+                   argument: str,  # the argument (or flag) that named them, for the message
+                  ) -> list:
+    "The names as a list, or `ValueError` naming `argument` and each name given more than once."
+    names = [names] if isinstance(names, str) else list(names)
+    twice = [c for c in dict.fromkeys(names) if names.count(c) > 1]
+    if twice: raise ValueError(f'{argument}: {twice} named more than once; name each column once')
+    return names
 
 # %% ../nbs/00a_checks.ipynb #6c464d97
 def check_numeric_dtype(X,  # an array, Series or DataFrame

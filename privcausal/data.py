@@ -33,8 +33,8 @@ __all__ = ['DATASETS', 'NSW_COVARIATES', 'IHDP_CONTINUOUS', 'IHDP_BINARY', 'IHDP
            'DatasetSpec', 'DatasetUnavailableError', 'DatasetIntegrityError', 'data_home', 'fetch_dataset',
            'dataset_path', 'list_datasets', 'load_nsw', 'load_ihdp', 'TuebingenPairs', 'load_tuebingen', 'load_adult']
 
-# %% ../nbs/02_data.ipynb #6c661ecc
-from .checks import check_binary_treatment, check_bound, check_finite, check_same_index
+# %% ../nbs/02_data.ipynb #2749fc2a
+from .checks import check_binary_treatment, check_bound, check_distinct, check_finite, check_same_index
 
 # %% ../nbs/02_data.ipynb #81d0418a
 @dataclass(frozen=True, eq=False)
@@ -60,7 +60,7 @@ class CausalData:
         cov = ', '.join(self.covariates[:6]) + (', ...' if self.d > 6 else '')
         return f'CausalData(n={self.n}, d={self.d}, covariates=[{cov}])'
 
-# %% ../nbs/02_data.ipynb #565f7525
+# %% ../nbs/02_data.ipynb #776dd897
 def _no_duplicate_columns(frame, name):
     dups = list(dict.fromkeys(c for c in frame.columns[frame.columns.duplicated()]))
     if dups: raise ValueError(f'{name} has duplicated column names {dups}: rename them so that each column has one name')
@@ -77,7 +77,7 @@ def _from_frame(data, outcome, treatment, covariates):
             raise ValueError(f'{arg}={col!r} is not a column of data; its columns are {cols}')
     if outcome == treatment: raise ValueError(f'outcome and treatment are the same column {outcome!r}')
     if covariates is None: covariates = [c for c in cols if c not in (outcome, treatment)]
-    covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    covariates = check_distinct(covariates, 'covariates')
     missing = [c for c in covariates if c not in cols]
     if missing: raise ValueError(f'covariates {missing} are not columns of data; its columns are {cols}')
     clash = [c for c in covariates if c in (outcome, treatment)]
@@ -101,7 +101,7 @@ def _from_arrays(X, covariates):
     X = check_finite(X, name='X')
     if X.ndim == 1: X = X[:, None]
     if covariates is None: return X, tuple(f'x{j}' for j in range(X.shape[1]))
-    covariates = tuple(str(c) for c in ([covariates] if isinstance(covariates, str) else covariates))
+    covariates = tuple(str(c) for c in check_distinct(covariates, 'covariates'))
     if len(covariates) != X.shape[1]:
         raise ValueError(f'covariates has {len(covariates)} names but X has {X.shape[1]} columns')
     return X, covariates

@@ -282,3 +282,48 @@ def test_unstandardised_interval_says_it_can_miss(fn):
     off, on = release(fn, df, eps=5.0, standardise=False), release(fn, df, eps=5.0)
     assert 'NOT with standardise=False' in off.interval_covers and 'NOT with' not in on.interval_covers
     assert 'NOT with standardise=False' in off.summary() and off.to_dict()['settings']['interval'] == off.interval_covers
+
+
+@pytest.mark.parametrize('argv', [
+    ['effect', '--covariates', 'x', '--covariate-bounds', 'x=0:10'],
+    ['effect', '--covariates', 'x', '--covariate-bounds', 'x=0:10', '--method', 'aipw'],
+    ['effect', '--covariates', 'x', '--covariate-bounds', 'x=0:10', '--method', 'ipw'],
+    ['effect', '--randomised'],
+    ['gformula', '--covariates', 'x', '--covariate-bounds', 'x=0:10'],
+    ['dim']])
+def test_non_private_is_reported_by_every_effect_command(tmp_path, argv):
+    "Trial 2026-11-27: `effect --non-private` (and `dim --non-private`) ignored the flag; now each adds its NOT PRIVATE comparison, and the release is the same as without it."
+    from privcausal.cli import run
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 10, 1500); t = (rng.uniform(size=1500) < 0.4).astype(int)
+    path = tmp_path / 'd.csv'
+    pd.DataFrame({'x': x, 't': t, 'y': np.clip(x + 2 * t + rng.normal(size=1500), -5, 20)}).to_csv(path, index=False)
+    common = [str(path), '--treatment', 't', '--outcome', 'y', '--outcome-bounds=-5:20', '--epsilon', '1', '--delta', '1e-6',
+              '--seed', '3', '--json']
+    out = {}
+    for extra in ([], ['--non-private']):
+        buf, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err): run(argv[:1] + common + argv[1:] + extra)
+        out[bool(extra)] = json.loads(buf.getvalue())
+    assert 'non_private' not in out[False]
+    np_ = out[True]['non_private']
+    assert np_['warning'] == 'NOT PRIVATE' and np.isfinite(np_['estimate']) and np_['what'], np_
+    assert out[True]['estimate'] == out[False]['estimate'] and out[True]['ci'] == out[False]['ci']
+
+
+def test_a_covariate_named_twice_is_refused_as_such(tmp_path):
+    "Trial 2026-11-27: covariates ['age', 'age'] gave a dtype error (Python), 'duplicated column names' (command line) or a plan with d = 2 (dry run)."
+    import privcausal as pc
+    from privcausal.cli import run
+    df = pd.DataFrame({'x': np.linspace(0, 10, 200), 't': np.arange(200) % 2, 'y': np.linspace(-1, 1, 200)})
+    kw = dict(outcome='y', treatment='t', covariates=['x', 'x'], covariate_bounds={'x': (0, 10)}, epsilon=1.0)
+    calls = [lambda: pc.effect(df, outcome_bounds=(-5, 5), delta=1e-6, **kw),
+             lambda: pc.gformula(df, outcome_bounds=(-5, 5), delta=1e-6, **kw),
+             lambda: pc.pp_ipw(df, outcome_bounds=(-5, 5), delta=1e-6, **kw),
+             lambda: pc.plan_aipw(200, 1.0, 1e-6, (-5, 5), covariates=['x', 'x']),
+             lambda: pc.choose_method(200, 1.0, 1e-6, (-5, 5), ['x', 'x'], {'x': (0, 10)})]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"covariates: \['x'\] named more than once"): call()
+    with pytest.raises(ValueError, match=r"--covariates: \['x'\] named more than once"):  # before DATA is opened
+        run(['effect', str(tmp_path / 'missing.csv'), '--treatment', 't', '--outcome', 'y', '--covariates', 'x,x', '--covariate-bounds',
+             'x=0:10', '--outcome-bounds=-5:5', '--epsilon', '1', '--delta', '1e-6', '--dry-run'])
