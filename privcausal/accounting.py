@@ -22,7 +22,8 @@ from .checks import check_delta, check_epsilon, patch
 
 # %% auto #0
 __all__ = ['part_atoms', 'PrivacyCost', 'sequential', 'parallel', 'advanced', 'best_of', 'exact_pure_dp_composition_delta',
-           'cost_to_dict', 'cost_from_dict', 'BudgetExceededError', 'PrivacyLedger', 'charge', 'split_budget']
+           'cost_to_dict', 'cost_from_dict', 'BudgetExceededError', 'PrivacyLedger', 'remove_unused', 'charge',
+           'split_budget']
 
 # %% ../nbs/01_accounting.ipynb #4a0d9d66
 def part_atoms(part: str,  # a part label: 'all', an atomic part such as 'D_m', or atoms joined by ' + '
@@ -354,7 +355,7 @@ def save(self: PrivacyLedger, path,
     self._path = path if autosave else None
     return path
 
-# %% ../nbs/01_accounting.ipynb #d1fb1353
+# %% ../nbs/01_accounting.ipynb #3b7228e6
 @patch(cls_method=True)
 def _from_file(cls: PrivacyLedger, path: Path) -> PrivacyLedger:
     "The ledger in `path`, or an error that names the file (a corrupted or hand-edited file is never blamed on an argument)."
@@ -377,6 +378,18 @@ def load(cls: PrivacyLedger, path, autosave: bool = False) -> PrivacyLedger:
     ledger = cls._from_file(Path(path))
     ledger._path = Path(path) if autosave else None
     return ledger
+
+
+def remove_unused(path,  # a ledger file
+                 ) -> bool:  # whether it was removed
+    "Delete the ledger file `path` if it records no release, under its lock (a file that another run charged meanwhile stays; one that cannot be read stays too)."
+    path = Path(path)
+    try:
+        with _locked(path):
+            if PrivacyLedger._from_file(path).entries: return False
+            os.unlink(path)
+            return True
+    except (OSError, ValueError): return False
 
 # %% ../nbs/01_accounting.ipynb #561503b3
 @patch

@@ -192,7 +192,7 @@ def _labels_for(labels_fn, index, n_groups):
         raise ValueError(f'labels_fn must return one integer label in [0, {n_groups}) per row')
     return labels.astype(np.int64)
 
-# %% ../nbs/02b_backend.ipynb #747d8796
+# %% ../nbs/02b_backend.ipynb #ef72d352
 def _check_columns(dtypes, columns, what='columns', later=False):
     "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool (`later`: or of a dtype their values decide, object or strings, to be converted at the first pass)."
     columns = [columns] if isinstance(columns, str) or not np.iterable(columns) else list(columns)
@@ -201,7 +201,7 @@ def _check_columns(dtypes, columns, what='columns', later=False):
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c])
                                       or (later and dtype_from_values(dtypes[c])))
            or pd.api.types.is_complex_dtype(dtypes[c])]
-    if bad: raise TypeError(f'{what}: columns {bad} must have a numeric or bool dtype (dummy-code categories first)')
+    if bad: raise TypeError(f'{what}: columns {bad} must have a numeric or bool dtype (dummy-code categories with their PUBLIC levels first: privcausal.data.dummy_code)')
     return columns
 
 
@@ -640,7 +640,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     rows = as_rows(frame, columns=covariates + list(named.values()), n=n, arguments=arguments)
     return CausalRows(rows, tuple(covariates), outcome, treatment)
 
-# %% ../nbs/02b_backend.ipynb #020e1b1d
+# %% ../nbs/02b_backend.ipynb #c46d5233
 def _free_column(name, taken):
     "`name`, with leading underscores until it is not one of `taken` (a covariate may be called 'treatment')."
     while name in taken: name = '_' + name
@@ -659,7 +659,7 @@ def _argument_values(v, name) -> tuple:  # (a numeric numpy array or None, an ob
     if dtype_from_values(v):
         return None, value_cells(v)  # a list: one cell per element, never nested by numpy (its shape is its length)
     if v.dtype.kind in 'biuf': return v, None
-    raise TypeError(f'{name} must be numeric (ints, floats or bools); got dtype {v.dtype}. Convert or dummy-code it first; '
+    raise TypeError(f'{name} must be numeric (ints, floats or bools); got dtype {v.dtype}. Convert it, or dummy-code it with its PUBLIC levels first (privcausal.data.dummy_code); '
                     'privcausal does not parse strings or drop imaginary parts.')
 
 

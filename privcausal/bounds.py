@@ -141,7 +141,7 @@ class DomainCheck:
 
     def __repr__(self): return f'DomainCheck[NOT PRIVATE](n={self.n})'
 
-# %% ../nbs/12a_bounds.ipynb #466e3bad
+# %% ../nbs/12a_bounds.ipynb #bb6fd349
 def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
                  covariates,  # covariate columns
                  treatment,  # the 0/1 treatment column
@@ -166,10 +166,11 @@ def check_domain(rows: Rows,  # the rows (see `privcausal.backend.as_rows`)
     if not clip:
         over = [c for c, k in zip(covariates, outside) if k]
         if over:
+            ranges = [tuple(encoding.bounds[list(covariates).index(c)]) for c in over]
+            unit = ' (a column given no bounds must lie in [0, 1])' if (0.0, 1.0) in ranges else ''
             raise ValueError(f'covariate_bounds: columns {over} have values outside their declared bounds '
-                             f'({", ".join("{}: [{:g}, {:g}]".format(c, *encoding.bounds[list(covariates).index(c)]) for c in over)}); a column '
-                             f'without bounds must lie in [0, 1]. Widen the PUBLIC bounds, or pass {covariate_clip} to clip '
-                             'to them (announced)')
+                             f'({", ".join("{}: [{:g}, {:g}]".format(c, *b) for c, b in zip(over, ranges))}){unit}. Widen the '
+                             f'PUBLIC bounds, or pass {covariate_clip} to clip to them (announced)')
         if y_out:
             lo_y, hi_y = encoding.outcome_bounds
             raise ValueError(f'outcome_bounds: outcome {outcome!r} has values outside its declared bounds [{lo_y:g}, {hi_y:g}]. '

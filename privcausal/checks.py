@@ -280,7 +280,7 @@ def check_distinct(names,  # column names, as given
     if twice: raise ValueError(f'{argument}: {twice} named more than once; name each column once')
     return names
 
-# %% ../nbs/00a_checks.ipynb #6c464d97
+# %% ../nbs/00a_checks.ipynb #b6f5c941
 def check_numeric_dtype(X,  # an array, Series or DataFrame
                         name: str,  # the argument name used in the error message
                        ) -> None:
@@ -297,9 +297,9 @@ def check_numeric_dtype(X,  # an array, Series or DataFrame
         if kind == 'O' and all(isinstance(e, numbers.Real) and not isinstance(e, str) for e in np.ravel(v)): continue
         where = '' if col is None else f' (column {col!r})'
         raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; got dtype {v.dtype}. '
-                        'Convert or dummy-code it first; privcausal does not parse strings or drop imaginary parts.')
+                        'Convert it, or dummy-code it with its PUBLIC levels first (privcausal.data.dummy_code); privcausal does not parse strings or drop imaginary parts.')
 
-# %% ../nbs/00a_checks.ipynb #c0716481
+# %% ../nbs/00a_checks.ipynb #a8ea15a1
 def _value_typed(dtype) -> bool:
     "Is `dtype` one that values decide: numpy object or text, or a pandas string dtype?"
     return isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind in 'OSU')
@@ -323,7 +323,7 @@ def as_real_floats(values,  # values whose dtype comes from them (`dtype_from_va
     a = values.to_numpy(dtype=object) if isinstance(values, (pd.Series, pd.Index, pd.DataFrame)) else np.asarray(values, dtype=object)
     if not all(isinstance(e, (numbers.Real, np.bool_)) for e in a.flat):
         raise TypeError(f'{name} must be numeric (ints, floats or bools){where}; it holds other values (strings, None, '
-                        'complex numbers...), not shown because they come from the data. Convert or dummy-code it first; '
+                        'complex numbers...), not shown because they come from the data. Convert it, or dummy-code it with its PUBLIC levels first (privcausal.data.dummy_code); '
                         'privcausal does not parse strings or drop imaginary parts.')
     try: return a.astype(np.float64)
     except (OverflowError, TypeError, ValueError):  # an int beyond the range of a float, or a number that will not convert

@@ -28,8 +28,9 @@ from .checks import check_distinct
 
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
-           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
-           'per_column_scaled', 'command_parser', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
+           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger',
+           'forget_unused_ledger', 'public_design', 'per_column_scaled', 'command_parser', 'run', 'column_flags',
+           'with_column_flag', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -270,7 +271,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #e759ba82
+# %% ../nbs/09_cli.ipynb #45deade8
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -285,6 +286,7 @@ def _budget(text: str | None):
 def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
                 budget: str | None = None,  # --budget EPS[,DELTA]: the total of a new ledger
                 dry_run: bool = False,  # only read (or imagine) the ledger: write nothing
+                delta: float | None = None,  # the delta the release spends, when the flags fix it: a new ledger without DELTA is refused for it
                ):
     "The file-backed ledger a command charges (an unsaved copy in a dry run), or None."
     if path is None:
@@ -295,17 +297,28 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
     except FileNotFoundError:
         if total is None:
             raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it') from None
+        if total[1] == 0 and delta:  # before the file is created: a pure-DP total could never take this release
+            raise ValueError(f'--budget {budget}: a new ledger without DELTA takes only pure-DP releases, and this one spends '
+                             f'--delta {delta:g}; give --budget EPS,DELTA') from None
         ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
         if dry_run: return ledger
         try:
             ledger.save(path, autosave=True)
+            _ACTIVE['created'] = Path(path)  # removed again if this run fails before charging it (`forget_unused_ledger`)
             return ledger
         except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
             ledger = accounting.PrivacyLedger.load(path, autosave=True)
     if total is not None and total != (ledger.epsilon, ledger.delta):
+        empty = ' (it records no release: delete the file to start it again)' if not ledger.entries else ''
         raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
-                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed')
+                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed{empty}')
     return ledger
+
+
+def forget_unused_ledger(path,  # the ledger file this run created, or None
+                        ) -> bool:  # whether the file was removed
+    "Remove a ledger file that a failed run created and never charged, so that a refused first run (a misspelt column, a missing DELTA) leaves no file whose total can no longer be changed. A file that records a release stays."
+    return path is not None and accounting.remove_unused(path)
 
 # %% ../nbs/09_cli.ipynb #6f6df1c2
 def _ledger_arguments(p):
@@ -317,7 +330,7 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #5d1e2125
+# %% ../nbs/09_cli.ipynb #1d633737
 def _data_options(p):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
@@ -333,15 +346,15 @@ def _data_options(p):
     p.add_argument('--n-rows', type=int, metavar='N', help='the PUBLIC number of rows of DATA, checked against it (default: counted)')
 
 
-def _release_options(p, delta_required=False):
+def _release_options(p, delta_required=False, split_column=False):
     p.add_argument('--epsilon', type=float, required=True, help='epsilon of the whole release')
     p.add_argument('--delta', type=float, required=delta_required, help='delta of the whole release, in (0, 1)')
     p.add_argument('--seed', type=_seed, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
     p.add_argument('--ledger', metavar='FILE', help='charge the privacy ledger kept in FILE (refused if it would overspend)')
-    p.add_argument('--budget', metavar='EPS[,DELTA]', help='total of a new --ledger FILE')
+    p.add_argument('--budget', metavar='EPS[,DELTA]', help='total of a new --ledger FILE (a ledger that takes delta > 0: give DELTA)')
     p.add_argument('--dry-run', action='store_true',
                    help='print the plan (noise sd, expected interval) and spend nothing; DATA is read only for its number of '
-                        'rows and its column names (never its values; nor a --split-column: its size is declared)')
+                        'rows and its column names (never its values' + ('; nor a --split-column: its size is declared)' if split_column else ')'))
     p.add_argument('--non-private', action='store_true', help='also report NOT PRIVATE comparison numbers')
 
 
@@ -474,7 +487,7 @@ def _read(n_rows, declared=None) -> str:
     return (f'read DATA for its number of rows (N={n_rows}) and its column names (none of its values); the plan uses N, '
             f'{size}the declared levels and the public settings only')
 
-# %% ../nbs/09_cli.ipynb #3dd9d55a
+# %% ../nbs/09_cli.ipynb #96cf9452
 from .commands import COMMON_OPTIONS, DESIGN_OPTIONS, SHARED, CommandSpec, flag_map, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 IPW_COMMAND = CommandSpec(
@@ -495,7 +508,7 @@ IPW_COMMAND = CommandSpec(
 def _ipw_arguments(p):
     "The data and release options, the command's own options, then one option per flagged field of `IPWPlan`."
     _data_options(p)
-    _release_options(p, delta_required=True)
+    _release_options(p, delta_required=True, split_column=True)
     p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
     p.add_argument('--covariate-bounds', action='append', metavar='COL=LO:HI,...',
                    help="each non-0/1 covariate's PUBLIC range, instead of --covariate-bound/--covariate-scale (0/1 "
@@ -643,7 +656,7 @@ def _ipw_frame(args, df, names, options: dict) -> tuple:
         X, options['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names), args.clip_rows)
     return _with_outcome(X, names, df, args), (_ipw_split(args, df) if args.split_column else None)
 
-# %% ../nbs/09_cli.ipynb #b64ef36b
+# %% ../nbs/09_cli.ipynb #a58e4e83
 @command('ipw', help=IPW_COMMAND.help, arguments=_ipw_arguments, flags=_ipw_flags)
 def _ipw_body(args):
     "`privcausal ipw`: the plan's options from the flags, the command's own checks, then a dry run's plan or the release."
@@ -651,7 +664,7 @@ def _ipw_body(args):
     options = plan_options(args, args._plan_fields) | _public_ranges(args)
     _ipw_checks(args, options)
     common = dict(epsilon=args.epsilon, delta=args.delta, estimand=args.estimand)
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=args.delta)
     if args.dask: _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other'),
                                       ('covariate_scale', '--covariate-scale'), ('split_column', '--split-column')])
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
@@ -739,7 +752,7 @@ def _wate_body(args):
     return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
                         {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
 
-# %% ../nbs/09_cli.ipynb #2ffec758
+# %% ../nbs/09_cli.ipynb #601fd738
 from .commands import ANM_COMMAND, flag_map, flag_message, plan_arguments, plan_options
 
 DRY_RUN_MARGIN = 0.05  # the margin a dry run of `anm` plans at when --margin is not given
@@ -754,7 +767,7 @@ def _anm_arguments(p):
     p.add_argument('--train-rows', type=int, metavar='M', help="with --split-column: its PUBLIC number of 'train' rows (the "
                                                                'plan and the ledger use M; a release checks the column against it, after the ledger)')
     p.add_argument('--split-seed', type=_seed, help='seed of the public train/test split (default: --seed)')
-    _release_options(p)
+    _release_options(p, split_column=True)
     p.set_defaults(_plan_fields=plan_arguments(p, *ANM_COMMAND.plan_classes(), skip=('n', 'epsilon', 'delta')))
 
 
@@ -824,7 +837,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #ea786580
+# %% ../nbs/09_cli.ipynb #d15aa2ed
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -968,7 +981,7 @@ def _effect_body(spec, args):
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
     _effect_flag_checks(spec.name, args, extra, outcome_bounds, options)
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=None if extra.get('method') == 'wate' else args.delta)  # (WATE spends epsilon only)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)
 
@@ -1018,7 +1031,7 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #141a590b
+# %% ../nbs/09_cli.ipynb #83a8d1d3
 def command_parser(parser: argparse.ArgumentParser,  # the top-level parser
                    args,  # what it parsed (argparse.Namespace)
                    argv=(),  # the arguments: an unknown one given before a command's name belongs to the level above it
@@ -1057,7 +1070,11 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     _ACTIVE['command'], _ACTIVE['flags'] = args.command, _FLAG_MAPS.get(key)  # errors and warnings name this command's flags
     _ACTIVE['dask'] = bool(getattr(args, 'dask', None))  # as parsed: --dask X, --dask=X or an abbreviation
     _ACTIVE['columns'] = column_flags(args)  # a domain refusal that names a column names its flag too
-    result, text = _COMMANDS[key][2](args)
+    _ACTIVE['created'] = None
+    try: result, text = _COMMANDS[key][2](args)
+    except BaseException:
+        forget_unused_ledger(_ACTIVE.pop('created', None))
+        raise
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 

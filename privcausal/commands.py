@@ -107,7 +107,7 @@ def parse_number_or_word(text: str,  # a number, or a word such as 'safe'
     try: return float(text)
     except ValueError: return text
 
-# %% ../nbs/09b_commands.ipynb #2a2a091f
+# %% ../nbs/09b_commands.ipynb #314a8d1f
 _METAVARS = {'propensity_bounds': 'OMEGA|LO:HI', 'outcome_bounds': 'LO:HI'}  # how a parsed field's value is written
 SHARED = ('n', 'epsilon', 'delta', 'covariates', 'covariate_bounds', 'outcome_bounds', 'estimand')  # set by the common options
 _PARSERS = {'covariate_bounds': parse_bounds_map, 'outcome_bounds': parse_pair, 'propensity_bounds': parse_pair,
@@ -135,6 +135,7 @@ def terminal_text(doc: str,  # a field's documentation (Markdown with $...$ math
                  ) -> str:  # the same for a terminal: no $, Greek letters, no backticks, flags for fields
     "A field's documentation as `--help` shows it: maths as plain Unicode, code without backticks, fields as their flags, None as 'unset', the plan's 'set to ...' note dropped."
     doc = re.sub(r';\s*set to [^;()]*$', '', doc)  # what the plan records, not what the flag takes
+    doc = re.sub(r'\(None, `off` on the command line: ', '(off: ', doc)  # the flag's word for None, said once
     def maths(m):
         t = m.group(1)
         for tex in sorted(_TEX, key=len, reverse=True):
@@ -158,7 +159,7 @@ def doc_choices(doc: str,  # a field's documentation, e.g. "'hajek' (normalised 
     words = re.findall(r"'([\w-]+)'", text)
     return tuple(words) if len(words) >= 2 else ()
 
-# %% ../nbs/09b_commands.ipynb #2ac43819
+# %% ../nbs/09b_commands.ipynb #678cde9b
 def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
                    *plan_classes,  # plan classes whose fields become options (the first one's win on a clash)
                    skip=SHARED,  # fields set elsewhere (the common data and release options)
@@ -177,7 +178,8 @@ def plan_arguments(parser: argparse.ArgumentParser,  # the subcommand's parser
             flags = (flag, *(aliases or {}).get(f.name, ()))
             default = f.default if f.default is not dataclasses.MISSING else None
             doc = docs.get(f.name, '')
-            help = terminal_text(doc, names) + (f' (default {default})' if default not in (None, (), '') else '')
+            shown = f'{default:.4g}' if isinstance(default, float) else default  # 0.3333, not 0.3333333333333333
+            help = terminal_text(doc, names) + (f' (default {shown})' if default not in (None, (), '') else '')
             help = help.replace('%', '%%')
             choices = doc_choices(doc) if kind == 'str' else ()
             if kind == 'bool' and flag.startswith('--no-'):  # the flag names the switch off (e.g. --no-intercept)

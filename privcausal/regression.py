@@ -24,11 +24,11 @@ from .outcome import (DEFAULT_FLOOR, SQUARES_SENSITIVITY, ArmStatistics, arm_mod
 
 # %% auto #0
 __all__ = ['STAGES', 'OUTCOME_CLIP_SD', 'FLOOR_CHECK', 'DIM_UNUSED', 'DEFAULT_SHARES', 'UNSTANDARDISED', 'PLAN_DRAWS',
-           'PLAN_SEED', 'INTERVAL_COVERS', 'unstandardised_lines', 'check_clip_needs_standardising', 'GFormulaPlan',
-           'population_statistics', 'plan_gformula', 'gformula_statistics', 'interval_claim', 'gformula_release',
-           'GFormulaDiagnostics', 'gformula', 'dim']
+           'PLAN_SEED', 'INTERVAL_COVERS', 'unstandardised_lines', 'unit_range_lines', 'check_clip_needs_standardising',
+           'GFormulaPlan', 'population_statistics', 'plan_gformula', 'gformula_statistics', 'interval_claim',
+           'gformula_release', 'GFormulaDiagnostics', 'gformula', 'dim']
 
-# %% ../nbs/13_gformula.ipynb #46a6e019
+# %% ../nbs/13_gformula.ipynb #da9d76da
 STAGES = ('moments', 'gram', 'cross', 'squares')
 OUTCOME_CLIP_SD = 5.0  # $K_y$: by default the outcome is winsorised at its private mean plus or minus 5 private sds (within its bounds)
 FLOOR_CHECK = 1 / 3  # the interval adds |tau(c) - tau(c/3)|, the estimate's movement when the floor is lowered, as a bound on its bias
@@ -44,6 +44,14 @@ def unstandardised_lines(plan,  # a G-formula or AIPW plan
                         ) -> list:
     "A plan's summary lines on its interval without standardisation (with covariates): the caveat its release will carry."
     return [f'  caveat: {UNSTANDARDISED}'] if plan.d and not plan.standardise else []
+
+
+def unit_range_lines(plan,  # a G-formula or AIPW plan
+                    ) -> list:
+    "A plan's summary line naming the covariates whose public range is [0, 1], the range of a covariate given no bounds: a forgotten bound shows in the plan, before the release refuses on the data."
+    from privcausal.release import wrap_items
+    unit = [c for c, b in zip(plan.covariates, plan.covariate_bounds) if tuple(b) == (0.0, 1.0)]
+    return [wrap_items('as 0/1:', unit) + ' (public range [0, 1], as for a covariate given no bounds)'] if unit else []
 
 
 def check_clip_needs_standardising(standardise,  # the plan's `standardise` (with covariates)
@@ -143,7 +151,7 @@ class GFormulaPlan(Plan):
     def _summary_lines(self):
         if not self.d: return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g} (they move the prediction only)']
         return [f'  assumptions: treated share {self.treated_share:g}, outcome sd {self._outcome_sd():.4g}, R^2 {self.r2:g}, '
-                f'imbalance (SMD) {self.imbalance:g} (they move the prediction only)'] + unstandardised_lines(self)
+                f'imbalance (SMD) {self.imbalance:g} (they move the prediction only)'] + unit_range_lines(self) + unstandardised_lines(self)
 
     def _outcome_sd(self) -> float:
         lo, hi = self.outcome_bounds

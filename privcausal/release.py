@@ -258,7 +258,7 @@ class NotPrivate:
         fields = ', '.join(f'{k}={format_number(v)}' for k, v in self.to_dict().items() if k != 'NOT_PRIVATE' and not isinstance(v, (dict, list)))
         return f'{type(self).__name__}[NOT PRIVATE]({fields})'
 
-# %% ../nbs/01b_release.ipynb #dc547676
+# %% ../nbs/01b_release.ipynb #a5cc10d3
 def interval_plot(release,  # an effect release: `estimate`, `estimand` and `conf_int(alpha)`
                   levels,  # interval levels, drawn nested (widest thinnest)
                   xlabel: str,  # the axis label
@@ -267,7 +267,7 @@ def interval_plot(release,  # an effect release: `estimate`, `estimand` and `con
                  ):
     "Draw the estimate with its nested intervals against no effect; returns the Axes."
     import matplotlib.pyplot as plt
-    ax = ax or plt.subplots(figsize=(6, 1.8))[1]
+    ax = ax or plt.subplots(figsize=(6, 1.8), layout='constrained')[1]  # constrained: a plain savefig keeps the legend above and the label
     for i, level in enumerate(sorted(levels, reverse=True)):
         lo, hi = release.conf_int(1 - level)
         ax.plot([lo, hi], [0, 0], lw=3 + 4 * i, color=plt.cm.Blues(0.35 + 0.25 * i), solid_capstyle='butt',

@@ -139,3 +139,27 @@ def test_no_lock_file_is_left_beside_the_ledger(data_csv, tmp_path):
     assert call('ledger', 'show', str(ledger))[0] == 0
     assert [p.name for p in tmp_path.iterdir()] == ['study.json']
     assert PrivacyLedger.load(ledger).spent[0] == pytest.approx(0.6)
+
+
+def test_a_refused_first_run_leaves_no_ledger_file(data_csv, tmp_path):
+    """Trial 2026-11-27: a first run with --budget EPS (no DELTA) for a release that spends delta, or with a misspelt
+    column, created the ledger file and then refused; the file's total could not be changed afterwards. Now a missing
+    DELTA is refused by --budget before the file is created, a run refused after creating it removes it (it records
+    nothing), and a run that charged it keeps it."""
+    ledger = tmp_path / 'study.json'
+    effect = ['effect', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds',
+              'a=-3:3,b=-3:3', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--ledger', str(ledger)]
+    code, _, err = call(*effect, '--budget', '3')
+    assert code == 2 and '--budget 3: a new ledger without DELTA' in err and 'give --budget EPS,DELTA' in err, err
+    assert not ledger.exists()
+    code, _, err = call(*[a if a != 'y' else 'yy' for a in effect], '--budget', '3,1e-5')  # refused on DATA's columns, after the file was made
+    assert code == 2 and 'yy' in err and not ledger.exists(), err
+    code, _, err = call(*effect, '--budget', '3,1e-5')  # the corrected run creates and charges it
+    assert code == 0 and PrivacyLedger.load(ledger).spent[0] == pytest.approx(1.0), err
+    code, _, err = call(*[a if a != 'y' else 'yy' for a in effect])  # a later refused run leaves the charged file alone
+    assert code == 2 and PrivacyLedger.load(ledger).spent[0] == pytest.approx(1.0)
+    code, _, err = call(*effect, '--budget', '4,1e-5')
+    assert code == 2 and 'cannot be changed' in err and 'delete the file' not in err  # it records a release
+    empty = tmp_path / 'empty.json'; PrivacyLedger(2.0, 1e-5).save(empty)
+    code, _, err = call(*effect[:-1], str(empty), '--budget', '4,1e-5')
+    assert code == 2 and 'it records no release: delete the file to start it again' in err and empty.exists(), err
