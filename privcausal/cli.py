@@ -427,7 +427,7 @@ def _numeric_columns(df, **flags):
         if not (pd.api.types.is_numeric_dtype(kind) or pd.api.types.is_bool_dtype(kind)) or pd.api.types.is_complex_dtype(kind):
             raise ValueError(f'--{flag} {col!r} is not a column of numbers (its values are not shown: they are private)')
 
-# %% ../nbs/09_cli.ipynb #66d6a464
+# %% ../nbs/09_cli.ipynb #9b79c221
 def _released(fn, *a, **kw):
     "Run a release, passing its warnings to stderr with the running command's flags named."
     with warnings.catch_warnings(record=True) as caught:
@@ -448,7 +448,7 @@ def _warn(text: str) -> None:
 def _output(release, args, **inputs):
     "The JSON of a release (the same top-level keys for every method, `release.KEYS`) plus `input`, and its text."
     result = {**release.to_dict(), 'input': {'data': args.data, **inputs}}
-    listing = ', '.join(f'{k}={v if isinstance(v, str) else ",".join(v)}' for k, v in inputs.items())
+    listing = ', '.join(f'{k}={v if isinstance(v, str) else ",".join(v)}' for k, v in inputs.items() if len(v))  # (dim: no covariates)
     return result, release.summary() + f'\n  input       {args.data}: {listing}'
 
 
@@ -656,7 +656,7 @@ def _ipw_frame(args, df, names, options: dict) -> tuple:
         X, options['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names), args.clip_rows)
     return _with_outcome(X, names, df, args), (_ipw_split(args, df) if args.split_column else None)
 
-# %% ../nbs/09_cli.ipynb #a58e4e83
+# %% ../nbs/09_cli.ipynb #2276f84b
 @command('ipw', help=IPW_COMMAND.help, arguments=_ipw_arguments, flags=_ipw_flags)
 def _ipw_body(args):
     "`privcausal ipw`: the plan's options from the flags, the command's own checks, then a dry run's plan or the release."
@@ -681,7 +681,7 @@ def _ipw_body(args):
                         diagnostics=args.non_private, n=args.n_rows, **common,
                         **{k: v for k, v in options.items() if k in accepted})
     rel, diag = out if args.non_private else (out, None)
-    result, text = _output(rel, args, covariates=names)
+    result, text = _output(rel, args, treatment=args.treatment, outcome=args.outcome, covariates=names)
     if diag is None: return result, text
     return _not_private(result, text, 'IPW on the estimation part with the non-private propensity model', {'estimate': diag.tau_hat})
 
@@ -707,7 +707,7 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #7f5d9594
+# %% ../nbs/09_cli.ipynb #91628409
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
@@ -747,7 +747,7 @@ def _wate_body(args):
                         ledger=ledger, n=args.n_rows, **common, **options)
         npw = (_nonprivate_wate(frame, outcome=args.outcome, treatment=args.treatment, covariates=names,
                                 estimand=args.estimand) if args.non_private else None)
-    result, text = _output(res, args, covariates=names)
+    result, text = _output(res, args, treatment=args.treatment, outcome=args.outcome, covariates=names)
     if npw is None: return result, text
     return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
                         {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
@@ -837,7 +837,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #d15aa2ed
+# %% ../nbs/09_cli.ipynb #bc25b481
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -999,10 +999,10 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
     if spec.name != 'dim': kw.update(covariates=names, covariate_bounds=bounds, estimand=args.estimand)
     if args.non_private:  # every effect command (effect: that of the method that ran)
         res, diag = _released(entry, frame, diagnostics=True, **kw, **options, **extra)
-        result, text = _output(res, args, covariates=names)
+        result, text = _output(res, args, treatment=args.treatment, outcome=args.outcome, covariates=names)
         return _not_private(result, text, *_comparison(res, diag))
     res = _released(entry, frame, **kw, **options, **extra)
-    return _output(res, args, covariates=names)
+    return _output(res, args, treatment=args.treatment, outcome=args.outcome, covariates=names)
 
 
 def _comparison(release, diag) -> tuple:

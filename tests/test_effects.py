@@ -306,6 +306,7 @@ def test_non_private_is_reported_by_every_effect_command(tmp_path, argv):
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err): run(argv[:1] + common + argv[1:] + extra)
         out[bool(extra)] = json.loads(buf.getvalue())
     assert 'non_private' not in out[False]
+    assert (out[False]['input']['treatment'], out[False]['input']['outcome']) == ('t', 'y')  # trial: the columns are recorded
     np_ = out[True]['non_private']
     assert np_['warning'] == 'NOT PRIVATE' and np.isfinite(np_['estimate']) and np_['what'], np_
     assert out[True]['estimate'] == out[False]['estimate'] and out[True]['ci'] == out[False]['ci']
