@@ -22,8 +22,7 @@ from .checks import check_delta, check_epsilon, patch
 
 # %% auto #0
 __all__ = ['part_atoms', 'PrivacyCost', 'sequential', 'parallel', 'advanced', 'best_of', 'exact_pure_dp_composition_delta',
-           'cost_to_dict', 'cost_from_dict', 'BudgetExceededError', 'PrivacyLedger', 'remove_unused', 'charge',
-           'split_budget']
+           'cost_to_dict', 'cost_from_dict', 'BudgetExceededError', 'PrivacyLedger', 'charge', 'split_budget']
 
 # %% ../nbs/01_accounting.ipynb #4a0d9d66
 def part_atoms(part: str,  # a part label: 'all', an atomic part such as 'D_m', or atoms joined by ' + '
@@ -267,7 +266,7 @@ class PrivacyLedger:
     def _repr_html_(self):
         return f'<p><b>{self._summary()}</b></p>' + (self.to_frame().to_html(index=False) if self._entries else '')
 
-# %% ../nbs/01_accounting.ipynb #2c00e874
+# %% ../nbs/01_accounting.ipynb #1798d483
 @patch
 def shortfall(self: PrivacyLedger, cost: PrivacyCost) -> str | None:
     "Why `cost` cannot be afforded, or None if it can."
@@ -286,13 +285,23 @@ def check(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
     "Raise `BudgetExceededError` if `cost` cannot be afforded; record nothing. A ledger bound to a file reads it first."
     if not isinstance(cost, PrivacyCost): raise TypeError(f'cost must be a PrivacyCost, got {type(cost).__name__}')
     if self._path is not None:  # another process may have spent meanwhile: refuse now, not at the charge after the work
-        stored = type(self)._from_file(self._path)
-        self._entries, self._times = stored._entries, stored._times
+        self._adopt(type(self)._from_file(self._path))
     why = self.shortfall(cost)
     if why: raise BudgetExceededError(f'{self.name} refuses {cost!r}: {why}. Nothing was released.')
     return cost
 
-# %% ../nbs/01_accounting.ipynb #121bfb3d
+# %% ../nbs/01_accounting.ipynb #379919cc
+@patch
+def _adopt(self: PrivacyLedger, stored: PrivacyLedger):
+    "Take the file's entries; refuse if the file now holds another total (it was replaced since this ledger was bound to it)."
+    if (stored.epsilon, stored.delta) != (self.epsilon, self.delta):
+        raise BudgetExceededError(f'ledger file {str(self._path)!r} now holds the total (epsilon={stored.epsilon:g}, '
+                                  f'delta={stored.delta:g}), not the (epsilon={self.epsilon:g}, delta={self.delta:g}) it '
+                                  'held when this ledger was bound to it: it was replaced. Nothing was charged or released; '
+                                  'load the file again.')
+    self._entries, self._times = stored._entries, stored._times
+
+
 @patch
 def spend(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
     "Record `cost` after checking it fits; call this before drawing any noise. A ledger bound to a file re-reads, checks and writes it under a lock."
@@ -300,8 +309,7 @@ def spend(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
         self._entries.append(self.check(cost)); self._times.append(_now())
         return cost
     with _locked(self._path):
-        stored = type(self)._from_file(self._path)  # another process may have spent meanwhile
-        self._entries, self._times = stored._entries, stored._times
+        self._adopt(type(self)._from_file(self._path))  # another process may have spent meanwhile
         self.check(cost)
         self._entries.append(cost); self._times.append(_now())
         _write_atomic(self._path, self.to_dict())
@@ -355,7 +363,7 @@ def save(self: PrivacyLedger, path,
     self._path = path if autosave else None
     return path
 
-# %% ../nbs/01_accounting.ipynb #3b7228e6
+# %% ../nbs/01_accounting.ipynb #2492348b
 @patch(cls_method=True)
 def _from_file(cls: PrivacyLedger, path: Path) -> PrivacyLedger:
     "The ledger in `path`, or an error that names the file (a corrupted or hand-edited file is never blamed on an argument)."
@@ -378,18 +386,6 @@ def load(cls: PrivacyLedger, path, autosave: bool = False) -> PrivacyLedger:
     ledger = cls._from_file(Path(path))
     ledger._path = Path(path) if autosave else None
     return ledger
-
-
-def remove_unused(path,  # a ledger file
-                 ) -> bool:  # whether it was removed
-    "Delete the ledger file `path` if it records no release, under its lock (a file that another run charged meanwhile stays; one that cannot be read stays too)."
-    path = Path(path)
-    try:
-        with _locked(path):
-            if PrivacyLedger._from_file(path).entries: return False
-            os.unlink(path)
-            return True
-    except (OSError, ValueError): return False
 
 # %% ../nbs/01_accounting.ipynb #561503b3
 @patch

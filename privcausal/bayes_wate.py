@@ -46,8 +46,8 @@ __all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE',
            'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'truncated_estimand', 'simulate_imbalanced',
            'wate_paper_design', 'wate_imbalanced_design', 'resampled_design', 'simulation_study', 'summarise_study']
 
-# %% ../nbs/05_wate.ipynb #50c2264b
-from .checks import (ESTIMANDS, user_stacklevel, check_choice, check_epsilon, check_estimand,
+# %% ../nbs/05_wate.ipynb #f5a8ae56
+from .checks import (ESTIMANDS, user_stacklevel, check_choice, check_distinct, check_epsilon, check_estimand,
                                check_fraction, check_int, check_truncation)
 
 # %% ../nbs/05_wate.ipynb #a22acfe4
@@ -691,7 +691,7 @@ def _bounds_map(covariate_bounds, covariates):
     if len(covariate_bounds) == 0: return None
     return dict(zip(covariates or (), covariate_bounds)) if len(covariate_bounds) == len(covariates or ()) else covariate_bounds
 
-# %% ../nbs/05_wate.ipynb #365505c6
+# %% ../nbs/05_wate.ipynb #d35531da
 @dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
 class WATEPlan(Plan):
     "A WATE release planned from public inputs only: its partitions, calibration and expected precision (pure epsilon-DP, Laplace noise)."
@@ -728,6 +728,7 @@ class WATEPlan(Plan):
         check_estimand(self.estimand); check_variance_mode(self.variance)
         n = check_int(self.n, 'n', 8, MAX_ROWS)
         if self.d is None and not self.covariates: raise ValueError('d: give the number of covariates (or their names, covariates=[...])')
+        if self.covariates: check_distinct(self.covariates, 'covariates')  # a name given twice would count twice in d
         d = check_int(len(self.covariates) if self.d is None else self.d, 'd (covariates)', 0, MAX_COVARIATES)
         V, assumption = _planning_variance(n, self.sampling_variance)
         pi = default_variance_share(self.estimand) if self.variance_share is None else self.variance_share

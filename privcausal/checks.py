@@ -270,13 +270,13 @@ def check_truncation(truncation,  # $a$, the requested truncation
         raise ValueError(f'truncation (a) must lie in (0, 1/2), got {truncation!r}')
     return float(truncation)
 
-# %% ../nbs/00a_checks.ipynb #e2153028
+# %% ../nbs/00a_checks.ipynb #292f4c0f
 def check_distinct(names,  # column names, as given
                    argument: str,  # the argument (or flag) that named them, for the message
                   ) -> list:
     "The names as a list, or `ValueError` naming `argument` and each name given more than once."
     names = [names] if isinstance(names, str) else list(names)
-    twice = [c for c in dict.fromkeys(names) if names.count(c) > 1]
+    twice = [c.item() if isinstance(c, np.generic) else c for c in dict.fromkeys(names) if names.count(c) > 1]  # 'x1', not np.str_('x1')
     if twice: raise ValueError(f'{argument}: {twice} named more than once; name each column once')
     return names
 

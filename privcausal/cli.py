@@ -28,9 +28,8 @@ from .checks import check_distinct
 
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
-           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger',
-           'forget_unused_ledger', 'public_design', 'per_column_scaled', 'command_parser', 'run', 'column_flags',
-           'with_column_flag', 'error_document', 'main']
+           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
+           'per_column_scaled', 'command_parser', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -227,7 +226,7 @@ def _public_n(args, table) -> int:
     from privcausal.backend import as_rows
     return as_rows(table[[args.treatment]], n=getattr(args, 'n_rows', None)).n
 
-# %% ../nbs/09_cli.ipynb #974028d0
+# %% ../nbs/09_cli.ipynb #b4300926
 def _names(text: str | None, flag: str) -> list:
     names = [c.strip() for c in (text or '').split(',') if c.strip()]
     if not names: raise ValueError(f'{flag}: name at least one column (comma-separated)')
@@ -242,6 +241,7 @@ def _levels(items, flag: str) -> dict:
         levels = [v.strip() for v in rest.split(',') if v.strip()]
         if not sep or not col.strip() or not levels:
             raise ValueError(f'{flag} takes COL=LEVEL1,LEVEL2,... (public levels, the first is the reference), got {item!r}')
+        if col.strip() in out: raise ValueError(f'{flag}: {col.strip()!r} is given twice; give each column its levels once')
         out[col.strip()] = levels
     return out
 
@@ -271,7 +271,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #45deade8
+# %% ../nbs/09_cli.ipynb #349ee198
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -294,6 +294,8 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         return None
     total = _budget(budget)
     try: ledger = accounting.PrivacyLedger.load(path, autosave=not dry_run)
+    except (NotADirectoryError, IsADirectoryError) as e:
+        raise ValueError(f'--ledger {path}: not a path to a ledger file ({e.strerror})') from None
     except FileNotFoundError:
         if total is None:
             raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it') from None
@@ -304,8 +306,9 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if dry_run: return ledger
         try:
             ledger.save(path, autosave=True)
-            _ACTIVE['created'] = Path(path)  # removed again if this run fails before charging it (`forget_unused_ledger`)
             return ledger
+        except (NotADirectoryError, IsADirectoryError, FileNotFoundError) as e:  # e.g. a folder that does not exist
+            raise ValueError(f'--ledger {path}: cannot create the ledger file there ({e.strerror})') from None
         except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
             ledger = accounting.PrivacyLedger.load(path, autosave=True)
     if total is not None and total != (ledger.epsilon, ledger.delta):
@@ -313,12 +316,6 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
                          f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed{empty}')
     return ledger
-
-
-def forget_unused_ledger(path,  # the ledger file this run created, or None
-                        ) -> bool:  # whether the file was removed
-    "Remove a ledger file that a failed run created and never charged, so that a refused first run (a misspelt column, a missing DELTA) leaves no file whose total can no longer be changed. A file that records a release stays."
-    return path is not None and accounting.remove_unused(path)
 
 # %% ../nbs/09_cli.ipynb #6f6df1c2
 def _ledger_arguments(p):
@@ -1031,7 +1028,7 @@ for _spec in EFFECT_COMMANDS:
     _body, _flags = _effect_command(_spec)
     command(_spec.name, help=_spec.help, arguments=_effect_arguments(_spec), flags=_flags)(_body)
 
-# %% ../nbs/09_cli.ipynb #83a8d1d3
+# %% ../nbs/09_cli.ipynb #0147f5a8
 def command_parser(parser: argparse.ArgumentParser,  # the top-level parser
                    args,  # what it parsed (argparse.Namespace)
                    argv=(),  # the arguments: an unknown one given before a command's name belongs to the level above it
@@ -1070,11 +1067,7 @@ def run(argv=None,  # the arguments after `privcausal` (default: sys.argv[1:])
     _ACTIVE['command'], _ACTIVE['flags'] = args.command, _FLAG_MAPS.get(key)  # errors and warnings name this command's flags
     _ACTIVE['dask'] = bool(getattr(args, 'dask', None))  # as parsed: --dask X, --dask=X or an abbreviation
     _ACTIVE['columns'] = column_flags(args)  # a domain refusal that names a column names its flag too
-    _ACTIVE['created'] = None
-    try: result, text = _COMMANDS[key][2](args)
-    except BaseException:
-        forget_unused_ledger(_ACTIVE.pop('created', None))
-        raise
+    result, text = _COMMANDS[key][2](args)
     print(json.dumps(result, indent=2) if args.json else text)
     return result
 

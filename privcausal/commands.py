@@ -32,7 +32,7 @@ def parse_pair(text: str,  # 'LO:HI' or 'LO,HI' (or one number, for a symmetric 
     lo, _, hi = text.partition(sep)
     return (_number(lo, flag), _number(hi, flag))
 
-# %% ../nbs/09b_commands.ipynb #2afc55ec
+# %% ../nbs/09b_commands.ipynb #b07295be
 def parse_bounds_map(text: str,  # 'COL=LO:HI,COL=LO:HI' (several flags are joined with commas)
                      flag: str = '--covariate-bounds',  # the flag, named in errors
                     ) -> dict:
@@ -43,6 +43,7 @@ def parse_bounds_map(text: str,  # 'COL=LO:HI,COL=LO:HI' (several flags are join
         pair = parse_pair(rng, flag) if sep else None
         if not sep or not col.strip() or not isinstance(pair, tuple):
             raise ValueError(f'{flag} takes COL=LO:HI,... (each covariate\'s PUBLIC range), got {item!r}')
+        if col.strip() in out: raise ValueError(f'{flag}: {col.strip()!r} is given two ranges; give each column one')
         out[col.strip()] = pair
     return out
 

@@ -324,7 +324,7 @@ def _gformula_run(data, outcome, treatment, covariates, outcome_bounds, epsilon,
                        public=(('covariate_bounds', plan.covariate_bounds), ('outcome_bounds', plan.outcome_bounds)),
                        diagnostics=diagnostics)
 
-# %% ../nbs/13_gformula.ipynb #d444407d
+# %% ../nbs/13_gformula.ipynb #7dbcfa46
 def dim(data,  # a pandas or Dask DataFrame
         *,
         outcome: str,  # outcome column
@@ -339,6 +339,9 @@ def dim(data,  # a pandas or Dask DataFrame
         **options,  # other `GFormulaPlan` fields (clip, shares, alpha, assumptions)
        ) -> EffectRelease:
     "Private difference in means (a randomised trial's ATE): the arms' sizes, sums and sums of squares, released once."
+    if 'covariates' in options:
+        raise TypeError('covariates: dim is a difference in means, for a randomised trial, and adjusts for nothing; drop them '
+                        '(to adjust for confounding: gformula, aipw or effect)')
     unused = sorted(set(options) & set(DIM_UNUSED))
     if unused: raise TypeError(f"{', '.join(unused)}: not a setting of the difference in means (it has no covariates)")
     r = _gformula_run(data, outcome, treatment, [], outcome_bounds, epsilon, delta, options.pop('covariate_bounds', None),

@@ -72,7 +72,7 @@ def test_an_affordable_release_still_refuses_the_domain_and_spends_nothing(table
     code, _, err = call(cmd, tables[bad], *argv, '--ledger', str(ledger), '--budget', '10,1e-3', '--json', '--seed', '1')
     doc = _doc(code, err)
     assert doc['flag'] == flag and flag in doc['error'], doc
-    assert not ledger.exists()   # nothing spent: the refused first run removed the ledger file it had made
+    assert json.loads(ledger.read_text()).get('entries', []) == []   # nothing spent
 
 
 @pytest.mark.parametrize('method, affordable', [('wate', True), ('ipw', False), ('aipw', False), ('gformula', False)])
@@ -185,7 +185,7 @@ def test_a_split_column_is_read_only_after_the_ledger(splits, tmp_path, case):
     for data, column, m in refused:
         doc = _doc(*call(cmd, data, *argv, '--split-column', column, flag, m, '--ledger', str(big), '--budget', '100,0.1')[::2])
         assert doc['flag'] == '--split-column' and not any(str(k) in doc['error'] for k in (0, 99, 100, 101, 300, 'zzz')), doc
-    assert not big.exists()  # nothing spent: each refused first run removed the ledger file it had made
+    assert json.loads(big.read_text()).get('entries', []) == []  # nothing spent
     code, out, err = call(cmd, splits['ok'], *argv, '--split-column', col, flag, '100', '--ledger', str(big), '--budget', '100,0.1')
     assert code == 0, err
 
@@ -198,7 +198,7 @@ def test_a_non_numeric_anm_column_is_refused_after_the_ledger(splits, tmp_path):
     code, out, err = call('anm', splits['strx'], *SPLIT_ANM, '--ledger', str(big), '--budget', '100')
     doc = _doc(code, err)
     assert doc['flag'] == '--x' and 'secret' not in err, doc
-    assert not big.exists()  # nothing spent (the refused first run removed the file it had made)
+    assert json.loads(big.read_text()).get('entries', []) == []
 
 
 def test_json_errors_name_the_flag_of_a_value_refusal(tables, splits, tmp_path):
@@ -340,7 +340,9 @@ def test_needs_covariates_names_the_flag(tables):
     ('effect', ['--randomised', '--no-standardise', '--no-covariates'], '--no-standardise', '--no-standardise: not a setting of the methods planned here (dim)'),
     ('effect', ['--method', 'dim', '--randomised', '--r2', '0.5', '--no-standardise', '--no-covariates'], '--r2',
      '--r2, --no-standardise: not a setting of --method dim'),
-    ('effect', ['--method', 'ipw', '--standardise'], '--standardise', '--standardise: not a setting of --method ipw')])
+    ('effect', ['--method', 'ipw', '--standardise'], '--standardise', '--standardise: not a setting of --method ipw'),
+    # audit 15 F6: a column given two ranges or two level lists (the last one won, silently)
+    ('effect', ['--covariate-bounds', 'x0=0:1'], '--covariate-bounds', "'x0' is given two ranges")])
 def test_settings_a_command_would_ignore_are_refused_before_data_is_read(tmp_path, cmd, extra, flag, words):
     """Audit 10 A6/A7: under --method gformula the other method's settings (--newton-steps -1, --propensity-bounds
     0.6:0.4) were accepted and ignored, and the dim command's release ignored --covariates that its dry run refused
@@ -409,3 +411,10 @@ def test_effect_ipw_dry_run_points_to_flags_that_exist(tables):
     code, out, err = call('effect', tables['ok'], *EFFECT, '--method', 'ipw', '--propensity-bounds', '0.1:0.9', '--dry-run')
     assert code == 0, err
     assert "state yours with the ipw command's --treated-share P" in out and 'treated_share=' not in out, out
+
+
+def test_a_column_given_two_level_lists_is_refused(tables):
+    "Audit 15 F6: a repeated --categorical for one column was accepted and the last list won; refused (from the flags, with DATA's names read)."
+    for extra in ([], ['--dry-run']):
+        doc = _doc(*call('gformula', tables['ok'], *EFFECT, '--categorical', 'c=b,a', '--json', *extra)[::2])
+        assert doc['flag'] == '--categorical' and "'c' is given twice" in doc['error'], doc

@@ -141,25 +141,29 @@ def test_no_lock_file_is_left_beside_the_ledger(data_csv, tmp_path):
     assert PrivacyLedger.load(ledger).spent[0] == pytest.approx(0.6)
 
 
-def test_a_refused_first_run_leaves_no_ledger_file(data_csv, tmp_path):
-    """Trial 2026-11-27: a first run with --budget EPS (no DELTA) for a release that spends delta, or with a misspelt
-    column, created the ledger file and then refused; the file's total could not be changed afterwards. Now a missing
-    DELTA is refused by --budget before the file is created, a run refused after creating it removes it (it records
-    nothing), and a run that charged it keeps it."""
+def test_a_missing_delta_is_refused_before_the_ledger_file_is_made(data_csv, tmp_path):
+    """Trial 2026-11-27: a first run with --budget EPS (no DELTA) for a release that spends delta created the ledger file
+    and then refused; the file's total could not be changed afterwards. Now --budget is refused before the file is
+    made. A first run refused later (a misspelt column) leaves an empty file, and a different --budget on it is refused
+    with the hint that it may be deleted; once it records a release, no such hint."""
     ledger = tmp_path / 'study.json'
     effect = ['effect', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds',
               'a=-3:3,b=-3:3', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--ledger', str(ledger)]
     code, _, err = call(*effect, '--budget', '3')
     assert code == 2 and '--budget 3: a new ledger without DELTA' in err and 'give --budget EPS,DELTA' in err, err
     assert not ledger.exists()
-    code, _, err = call(*[a if a != 'y' else 'yy' for a in effect], '--budget', '3,1e-5')  # refused on DATA's columns, after the file was made
-    assert code == 2 and 'yy' in err and not ledger.exists(), err
-    code, _, err = call(*effect, '--budget', '3,1e-5')  # the corrected run creates and charges it
+    code, _, err = call(*[a if a != 'y' else 'yy' for a in effect], '--budget', '3,1e-5')  # refused on DATA's columns
+    assert code == 2 and 'yy' in err and PrivacyLedger.load(ledger).entries == (), err
+    code, _, err = call(*effect, '--budget', '4,1e-5')
+    assert code == 2 and 'it records no release: delete the file to start it again' in err, err
+    code, _, err = call(*effect, '--budget', '3,1e-5')  # the stated total: the run charges the file
     assert code == 0 and PrivacyLedger.load(ledger).spent[0] == pytest.approx(1.0), err
-    code, _, err = call(*[a if a != 'y' else 'yy' for a in effect])  # a later refused run leaves the charged file alone
-    assert code == 2 and PrivacyLedger.load(ledger).spent[0] == pytest.approx(1.0)
     code, _, err = call(*effect, '--budget', '4,1e-5')
     assert code == 2 and 'cannot be changed' in err and 'delete the file' not in err  # it records a release
-    empty = tmp_path / 'empty.json'; PrivacyLedger(2.0, 1e-5).save(empty)
-    code, _, err = call(*effect[:-1], str(empty), '--budget', '4,1e-5')
-    assert code == 2 and 'it records no release: delete the file to start it again' in err and empty.exists(), err
+
+
+def test_a_ledger_path_that_cannot_be_a_file_is_refused_by_flag(data_csv, tmp_path):
+    "Audit 15 F8: --ledger DATA.csv/L.json ended in a NotADirectoryError traceback; a folder that does not exist is named too."
+    for path, words in ((f'{data_csv}/L.json', 'not a path to a ledger file'), (str(tmp_path / 'nodir' / 'L.json'), 'cannot create')):
+        code, _, err = call(*release_argv(data_csv, path))
+        assert code == 2 and f'--ledger {path}: {words}' in err and 'Traceback' not in err, err
