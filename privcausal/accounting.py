@@ -225,7 +225,7 @@ def _now() -> str: return datetime.now(timezone.utc).isoformat(timespec='seconds
 class BudgetExceededError(ValueError):
     "Raised when a spend would take a `PrivacyLedger` past its total; nothing was recorded or released."
 
-# %% ../nbs/01_accounting.ipynb #2efe2740
+# %% ../nbs/01_accounting.ipynb #3b418088
 class PrivacyLedger:
     "A total $(\\varepsilon, \\delta)$ budget and the list of releases charged against it, composed sequentially."
     _tolerance = 1e-12  # relative slack so that e.g. three spends of 1/3 fit a budget of 1
@@ -237,6 +237,7 @@ class PrivacyLedger:
         self.epsilon, self.delta = check_epsilon(epsilon, 'epsilon'), check_delta(delta, 'delta', allow_zero=True)
         self.name, self._entries, self._times = name, [], []
         self._path = None  # the file this ledger is bound to (`save`/`load` with autosave=True), if any
+        self._id = uuid.uuid4().hex  # which ledger this is, kept in its file: a file replaced by another ledger's is told apart
 
     @property
     def entries(self) -> tuple:
@@ -290,15 +291,21 @@ def check(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
     if why: raise BudgetExceededError(f'{self.name} refuses {cost!r}: {why}. Nothing was released.')
     return cost
 
-# %% ../nbs/01_accounting.ipynb #379919cc
+# %% ../nbs/01_accounting.ipynb #e01590f7
 @patch
 def _adopt(self: PrivacyLedger, stored: PrivacyLedger):
-    "Take the file's entries; refuse if the file now holds another total (it was replaced since this ledger was bound to it)."
-    if (stored.epsilon, stored.delta) != (self.epsilon, self.delta):
-        raise BudgetExceededError(f'ledger file {str(self._path)!r} now holds the total (epsilon={stored.epsilon:g}, '
-                                  f'delta={stored.delta:g}), not the (epsilon={self.epsilon:g}, delta={self.delta:g}) it '
-                                  'held when this ledger was bound to it: it was replaced. Nothing was charged or released; '
-                                  'load the file again.')
+    "Take the file's entries; refuse if the file now holds another ledger (another id or total: it was replaced since this ledger was bound to it)."
+    other_id = stored._id is not None and self._id is not None and stored._id != self._id
+    if other_id or (stored.epsilon, stored.delta) != (self.epsilon, self.delta):
+        raise BudgetExceededError(f'ledger file {str(self._path)!r} was replaced since this ledger was bound to it (it now holds '
+                                  + ('another ledger, ' if other_id else '') + f'total (ε, δ) = ({stored.epsilon:g}, {stored.delta:g}); '
+                                  f'this one was bound with ({self.epsilon:g}, {self.delta:g})). Nothing was charged or released; '
+                                  'run again (in Python: load the file again).')
+    seen = [(cost_to_dict(c), t) for c, t in zip(self._entries, self._times)]
+    if [(cost_to_dict(c), t) for c, t in zip(stored._entries, stored._times)][:len(seen)] != seen:
+        raise BudgetExceededError(f'ledger file {str(self._path)!r} no longer records the releases this ledger saw in it (an '
+                                  'older copy restored, or the file edited): its spends are not all counted. Nothing was '
+                                  'charged or released; restore the complete file, then run again.')
     self._entries, self._times = stored._entries, stored._times
 
 
@@ -315,12 +322,12 @@ def spend(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
         _write_atomic(self._path, self.to_dict())
     return cost
 
-# %% ../nbs/01_accounting.ipynb #7d80334d
+# %% ../nbs/01_accounting.ipynb #0736e595
 @patch
 def to_dict(self: PrivacyLedger) -> dict:
     "The ledger as JSON-able data: total, spent, remaining and every charged cost with its time."
     from privcausal import __version__
-    return {'privcausal': 'PrivacyLedger', 'version': __version__, 'name': self.name, 'epsilon': self.epsilon,
+    return {'privcausal': 'PrivacyLedger', 'version': __version__, 'id': self._id, 'name': self.name, 'epsilon': self.epsilon,
             'delta': self.delta, 'spent': list(self.spent), 'remaining': list(self.remaining),
             'entries': [{**cost_to_dict(c), 'time': t} for c, t in zip(self._entries, self._times)]}
 
@@ -337,6 +344,7 @@ def from_dict(cls: PrivacyLedger, d: dict) -> PrivacyLedger:
     if not isinstance(d, dict) or d.get('privcausal') != 'PrivacyLedger':
         raise ValueError('not a saved PrivacyLedger (its "privcausal" key must be "PrivacyLedger")')
     ledger = cls(d['epsilon'], d['delta'], d.get('name', 'ledger'))
+    ledger._id = d.get('id')  # (None in a file written before ledgers had ids)
     ledger._read(d)
     try: ledger.spent
     except OverflowError: raise ValueError('the entries sum past the floating-point range') from None

@@ -271,7 +271,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #349ee198
+# %% ../nbs/09_cli.ipynb #87aa2fa0
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -312,7 +312,8 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
             ledger = accounting.PrivacyLedger.load(path, autosave=True)
     if total is not None and total != (ledger.epsilon, ledger.delta):
-        empty = ' (it records no release: delete the file to start it again)' if not ledger.entries else ''
+        empty = (f' (it recorded no release when read: if `privcausal ledger show {path}` still shows none, the file may be '
+                 'deleted to start again)') if not ledger.entries else ''
         raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
                          f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed{empty}')
     return ledger
@@ -565,7 +566,7 @@ def per_column_scaled(X: pd.DataFrame,  # the covariate design
         Z = Z.clip(-1, 1)
     return Z, float(np.sqrt(X.shape[1]))
 
-# %% ../nbs/09_cli.ipynb #52cdd0d2
+# %% ../nbs/09_cli.ipynb #c87a3d3a
 def _public_ranges(args) -> dict:
     "`--covariate-bounds` and `--outcome-bounds` as the estimators' `covariate_bounds` and `outcome_bounds` (absent: not given)."
     out = {}
@@ -584,7 +585,8 @@ _IPW_BOUNDS = (('outcome_bound', 'outcome_bounds', '--outcome-bound C (a public 
 
 
 def _ipw_checks(args, options: dict) -> None:
-    "The command's own refusals, before DATA is read: a bound stated two ways or not at all, two ways of splitting."
+    "The command's own refusals, before DATA is read: a covariate named twice, a bound stated two ways or not at all, two ways of splitting."
+    _names(args.covariates, '--covariates')  # (audit 15 F4: a name given twice was refused only after DATA was opened)
     if 'covariate_bounds' in options and ('covariate_bound' in options or args.covariate_scale is not None):
         raise ValueError('--covariate-bounds (each PUBLIC range) and --covariate-bound/--covariate-scale (the paper\'s norm '
                          'bound) state the same bound two ways: give one')
@@ -704,7 +706,7 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #91628409
+# %% ../nbs/09_cli.ipynb #01781e79
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
@@ -732,6 +734,7 @@ def _wate_body(args):
     options = plan_options(args, args._plan_fields) | _public_ranges(args) | (
         {} if args.delta is None else {'delta': args.delta})
     common = dict(estimand=args.estimand, epsilon=args.epsilon)
+    _names(args.covariates, '--covariates')  # a covariate named twice: refused before DATA is opened (audit 15 F4)
     ledger = open_ledger(args.ledger, args.budget, args.dry_run)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         table, names, n, read = _wate_public(args)

@@ -418,3 +418,12 @@ def test_a_column_given_two_level_lists_is_refused(tables):
     for extra in ([], ['--dry-run']):
         doc = _doc(*call('gformula', tables['ok'], *EFFECT, '--categorical', 'c=b,a', '--json', *extra)[::2])
         assert doc['flag'] == '--categorical' and "'c' is given twice" in doc['error'], doc
+
+
+@pytest.mark.parametrize('cmd, extra', [('ipw', ['--delta', '1e-6', '--outcome-bounds', '0:1', '--covariate-bounds', 'x1=0:1']),
+                                        ('wate', [])])
+def test_ipw_and_wate_refuse_a_covariate_named_twice_before_data_is_opened(tmp_path, cmd, extra):
+    "Audit 15 F4: ipw and wate opened DATA before refusing --covariates x1,x1 (the effect commands refused first)."
+    doc = _doc(*call(cmd, str(tmp_path / 'missing.csv'), '--treatment', 't', '--outcome', 'y', '--covariates', 'x1,x1',
+                     '--epsilon', '1', *extra, '--json')[::2])
+    assert doc['flag'] == '--covariates' and 'named more than once' in doc['error'] and 'DATA' not in doc['error'], doc
