@@ -291,18 +291,19 @@ def check(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
     if why: raise BudgetExceededError(f'{self.name} refuses {cost!r}: {why}. Nothing was released.')
     return cost
 
-# %% ../nbs/01_accounting.ipynb #e01590f7
+# %% ../nbs/01_accounting.ipynb #5698ec42
 @patch
 def _adopt(self: PrivacyLedger, stored: PrivacyLedger):
     "Take the file's entries; refuse if the file now holds another ledger (another id or total: it was replaced since this ledger was bound to it)."
-    other_id = stored._id is not None and self._id is not None and stored._id != self._id
+    other_id = stored._id != self._id  # (a file without an id, written before ids, matches only a ledger read from such a file)
     if other_id or (stored.epsilon, stored.delta) != (self.epsilon, self.delta):
         raise BudgetExceededError(f'ledger file {str(self._path)!r} was replaced since this ledger was bound to it (it now holds '
                                   + ('another ledger, ' if other_id else '') + f'total (ε, δ) = ({stored.epsilon:g}, {stored.delta:g}); '
                                   f'this one was bound with ({self.epsilon:g}, {self.delta:g})). Nothing was charged or released; '
                                   'run again (in Python: load the file again).')
-    seen = [(cost_to_dict(c), t) for c, t in zip(self._entries, self._times)]
-    if [(cost_to_dict(c), t) for c, t in zip(stored._entries, stored._times)][:len(seen)] != seen:
+    record = lambda led: [json.dumps({**cost_to_dict(c), 'time': t}, sort_keys=True) for c, t in zip(led._entries, led._times)]
+    seen = record(self)  # as the file writes them (a tuple and a list alike, a NaN equal to itself)
+    if record(stored)[:len(seen)] != seen:
         raise BudgetExceededError(f'ledger file {str(self._path)!r} no longer records the releases this ledger saw in it (an '
                                   'older copy restored, or the file edited): its spends are not all counted. Nothing was '
                                   'charged or released; restore the complete file, then run again.')
@@ -315,11 +316,15 @@ def spend(self: PrivacyLedger, cost: PrivacyCost) -> PrivacyCost:
     if self._path is None:
         self._entries.append(self.check(cost)); self._times.append(_now())
         return cost
-    with _locked(self._path):
-        self._adopt(type(self)._from_file(self._path))  # another process may have spent meanwhile
-        self.check(cost)
-        self._entries.append(cost); self._times.append(_now())
-        _write_atomic(self._path, self.to_dict())
+    try:
+        with _locked(self._path):
+            self._adopt(type(self)._from_file(self._path))  # another process may have spent meanwhile
+            self.check(cost)
+            self._entries.append(cost); self._times.append(_now())
+            _write_atomic(self._path, self.to_dict())
+    except FileNotFoundError as e:  # the lock's own open of a deleted file: said as `check` says it
+        if e.errno is None: raise
+        raise FileNotFoundError(f'ledger file {str(self._path)!r} does not exist') from None
     return cost
 
 # %% ../nbs/01_accounting.ipynb #0736e595

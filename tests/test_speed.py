@@ -140,7 +140,9 @@ def test_a_block_without_a_known_holder_is_still_read(client, monkeypatch):
     ref = rows.map_reduce(_moments, ['a', 'y'])
     monkeypatch.setattr(type(client), 'who_has', lambda self, futures=None, **kw: {})
     got = rows.map_reduce(_moments, ['a', 'y'])
-    for k in ref: np.testing.assert_array_equal(got[k], ref[k])
+    # a block read on another worker is a copy whose memory alignment can move numpy's SIMD sums by one ulp (seen in
+    # CI, 2026-11-27: 129.88985078394364 against ...367); the same sums, not the same bits, are the claim here
+    for k in ref: np.testing.assert_allclose(got[k], ref[k], rtol=1e-13, atol=0)
 
 
 def test_blocks_lost_with_a_worker_are_made_again_and_blocks_gone_for_good_say_so():
