@@ -706,7 +706,7 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #01781e79
+# %% ../nbs/09_cli.ipynb #dd282c84
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
@@ -749,8 +749,13 @@ def _wate_body(args):
                                 estimand=args.estimand) if args.non_private else None)
     result, text = _output(res, args, treatment=args.treatment, outcome=args.outcome, covariates=names)
     if npw is None: return result, text
-    return _not_private(result, text, 'full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
-                        {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
+    return _not_private(result, text, *_hajek_comparison(npw))
+
+
+def _hajek_comparison(npw) -> tuple:
+    "`--non-private` for WATE: the full-data Hajek comparator (a `NonPrivateWATE`) as (what it is, {name: value})."
+    return ('full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
+            {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
 
 # %% ../nbs/09_cli.ipynb #601fd738
 from .commands import ANM_COMMAND, flag_map, flag_message, plan_arguments, plan_options
@@ -837,7 +842,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #bc25b481
+# %% ../nbs/09_cli.ipynb #def3be58
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -1011,9 +1016,7 @@ def _comparison(release, diag) -> tuple:
         return 'IPW on the estimation part with the non-private propensity model', {'estimate': diag.tau_hat}
     if type(diag).__name__ == 'WATEDiagnostics':
         if diag.nonprivate is None: return f'full-data Hajek estimator: not fitted ({diag.comparator_error})', {'estimate': None}
-        npw = diag.nonprivate
-        return ('full-data Hajek estimator (no partitions, truncation or noise), Wald interval',
-                {'estimate': npw.estimate, 'ci': list(npw.ci), 'variance': npw.variance})
+        return _hajek_comparison(diag.nonprivate)
     if release.method == 'AIPW':
         return 'AIPW from the exact score sums (the released outcome and propensity models held fixed)', {'estimate': diag.nonprivate_estimate}
     return f'{release.method} on the exact statistics (same encoding, no noise)', {'estimate': diag.nonprivate_estimate}

@@ -34,6 +34,7 @@ def old_iqr_bins():
     finally: anm.iqr_bins = saved
 
 
+# ---------- the neighbours
 def test_every_pair_is_a_replace_one_neighbour(cases):
     for c in cases:
         A.check_neighbours(c.pair, 1.0, 'L2' if 'gaussian' in c.function else 'L1')  # raises if not neighbours
