@@ -796,14 +796,17 @@ def _anm_values(args, df):
         _split_checked(split, ('train', 'test'), 'train', args.train_rows, '--train-rows')
     return df[args.x].to_numpy(), df[args.y].to_numpy(), split
 
-# %% ../nbs/09_cli.ipynb #2bfc77fd
+# %% ../nbs/09_cli.ipynb #cc0fa8c2
 @command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments, flags=_anm_flags)
 def _anm_body(args):
     entry, planner = ANM_COMMAND.functions()
     options = plan_options(args, args._plan_fields) | {'epsilon': args.epsilon, 'delta': args.delta}
     if args.split_column and 'train_fraction' in options: raise ValueError('give --split-column or --train-fraction, not both')
     _declared_split(args.split_column, args.train_rows, '--train-rows', "'train'")
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    from privcausal.anm import ANMPlan, check_options
+    score, privacy = (options.get(k, ANMPlan.__dataclass_fields__[k].default) for k in ('score', 'privacy'))
+    spends = check_options(score, privacy, args.epsilon, args.delta)[1]  # (no data): whether this release spends delta
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=spends)  # (--budget EPS for it: refused before the file is made)
     df = read_table(args.data)
     _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
     _declared_split(args.split_column, args.train_rows, '--train-rows', "'train'", len(df))

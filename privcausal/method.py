@@ -27,8 +27,8 @@ from .release import PrivacyRecord, PrivateRelease, format_number, interval_plot
 
 # %% auto #0
 __all__ = ['SHARE_SLACK', 'public', 'derived', 'field_flag', 'exported_twin', 'field_docs', 'GaussianStage', 'compose_gaussian',
-           'total_mu', 'set_derived', 'Plan', 'Sealed', 'draw_last', 'privacy_record', 'run_release', 'renamed',
-           'solve_plan', 'EffectRelease']
+           'total_mu', 'set_derived', 'Plan', 'Sealed', 'draw_last', 'privacy_record', 'run_release', 'effect_of',
+           'renamed', 'solve_plan', 'EffectRelease']
 
 # %% ../nbs/01c_method.ipynb #142887b2
 def public(default=dataclasses.MISSING,  # the default value (omit for a required field)
@@ -321,7 +321,7 @@ def privacy_record(plan: Plan,  # the executed plan
     return PrivacyRecord(plan.epsilon, plan.delta, plan.privacy_unit, noise.name, noise.is_secure, mech,
                          (('n', plan.n),) + tuple(public))
 
-# %% ../nbs/01c_method.ipynb #33fae97c
+# %% ../nbs/01c_method.ipynb #29c66f06
 def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a `PrivacyCost`) and `record(noise, public)`
                 data,  # whatever `statistics` reads (a frame, `Rows`)
                 *,
@@ -331,11 +331,14 @@ def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a
                 rng=None,  # None (secure OpenDP noise), a seeded `numpy.random.Generator` (research mode) or a `NoiseSource`
                 public: tuple = (),  # extra (name, value) pairs for the privacy record
                 diagnostics: bool = False,  # also return the NOT PRIVATE diagnostics `statistics` put in `Sealed`
+                about: str = '',  # what the release is of, in the caller's column names (`effect_of`): ends the ledger entry's label
                ):
     "Run a release in the order check → statistics → refuse → charge → noise → post-process (the only implementation)."
     if not callable(getattr(plan, 'record', None)): raise TypeError(f'plan must be a Plan (or have cost and record), got {type(plan).__name__}')
     cost = plan.cost
     if not isinstance(cost, PrivacyCost): raise TypeError(f'plan.cost must be a PrivacyCost, got {type(cost).__name__}')
+    if not isinstance(about, str): raise TypeError(f'about must be a str, got {type(about).__name__}')
+    if about: cost = dataclasses.replace(cost, label=f'{cost.label} {about}'.strip())
     if ledger is not None and not isinstance(ledger, PrivacyLedger):
         raise TypeError(f'ledger must be a PrivacyLedger or None, got {type(ledger).__name__}')
     noise = resolve_noise(rng)
@@ -347,6 +350,14 @@ def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a
     charge(ledger, cost)
     result = release(plan, sealed.carry, draw_last(sealed, noise), record)
     return (result, sealed.diagnostics) if diagnostics else result
+
+# %% ../nbs/01c_method.ipynb #ed2475bf
+def effect_of(treatment,  # the treatment's column name (or an array)
+              outcome,  # the outcome's column name (or an array)
+             ) -> str:
+    "'of T on Y' for a ledger label when both are column names; '' for arrays."
+    names = [v for v in (treatment, outcome) if isinstance(v, str)]
+    return f'of {treatment} on {outcome}' if len(names) == 2 else ''
 
 # %% ../nbs/01c_method.ipynb #06492ac6
 def renamed(**names,  # old keyword -> the new name of the same argument

@@ -167,3 +167,25 @@ def test_a_ledger_path_that_cannot_be_a_file_is_refused_by_flag(data_csv, tmp_pa
     for path, words in ((f'{data_csv}/L.json', 'not a path to a ledger file'), (str(tmp_path / 'nodir' / 'L.json'), 'cannot create')):
         code, _, err = call(*release_argv(data_csv, path))
         assert code == 2 and f'--ledger {path}: {words}' in err and 'Traceback' not in err, err
+
+
+def test_anm_refuses_a_budget_without_delta_before_the_file_is_made(tmp_path):
+    """Audit 16 G3: `anm --score iqr --delta D --budget EPS` created a pure-DP ledger file and then refused the release on
+    delta; that file's total could not be changed. As for the effect commands, --budget is refused first. A pure-DP score
+    (kendall, test-set privacy) still creates a pure-DP file with --budget EPS and is charged."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 400)
+    data = tmp_path / 'pair.csv'
+    pd.DataFrame({'x': x, 'y': x ** 2 + rng.normal(0, 0.1, 400)}).to_csv(data, index=False)
+    anm = ['anm', str(data), '--x-bound', '0,1', '--y-bound', '-1,2', '--epsilon', '1', '--seed', '1']
+    ledger = tmp_path / 'iqr.json'
+    code, _, err = call(*anm, '--score', 'iqr', '--delta', '1e-6', '--ledger', str(ledger), '--budget', '3')
+    assert code == 2 and '--budget 3: a new ledger without DELTA' in err and '--delta 1e-06' in err, err
+    assert not ledger.exists()
+    code, _, err = call(*anm, '--score', 'iqr', '--delta', '1e-6', '--ledger', str(ledger), '--budget', '3,1e-5')
+    assert code == 0 and PrivacyLedger.load(ledger).spent == pytest.approx((1.0, 1e-6)), err
+    pure = tmp_path / 'kendall.json'
+    code, _, err = call(*anm, '--ledger', str(pure), '--budget', '3')
+    assert code == 0 and PrivacyLedger.load(pure).spent == pytest.approx((1.0, 0.0)), err
+    code, _, err = call(*anm, '--score', 'iqr', '--ledger', str(tmp_path / 'none.json'), '--budget', '3,1e-5')
+    assert code == 2 and '--delta is required' in err and not (tmp_path / 'none.json').exists(), err

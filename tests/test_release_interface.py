@@ -102,3 +102,25 @@ def test_saved_release_pvalue(frame, tmp_path):
         else:
             with pytest.raises(ValueError, match='not computed from its estimate and standard error alone'): saved.pvalue()
     assert len(checked) == 5 and biased, checked        # G-formula (with its bias bound), AIPW, effect, dim, PP-IPW (HT)
+
+
+def test_ledger_entries_name_the_treatment_and_the_outcome(frame):
+    "A data steward reads the ledger: each effect's entry says what it was of (trial 2026-11-27 #8); arrays add nothing."
+    from privcausal.accounting import PrivacyLedger
+    common = dict(outcome='y', treatment='t', covariates=['a', 'b', 'c'], rng=np.random.default_rng(3))
+    bounds = dict(covariate_bounds={c: (-1, 1) for c in ('a', 'b', 'c')}, outcome_bounds=(0, 1), epsilon=1.0, delta=1e-6)
+    led = PrivacyLedger(20.0, 1e-4)
+    ipw.pp_ipw(frame, **common, epsilon=1.0, delta=1e-6, outcome_bound=1, covariate_bound=2, propensity_bounds=0.1, ledger=led)
+    wate.wate(frame, **common, epsilon=1.0, ledger=led)
+    regression.gformula(frame, **common, **bounds, ledger=led)
+    doubly_robust.aipw(frame, **common, **bounds, estimand='ATT', ledger=led)
+    choice.effect(frame, **common, **bounds, ledger=led)
+    regression.dim(frame, outcome='y', treatment='t', outcome_bounds=(0, 1), epsilon=1.0, delta=1e-6, ledger=led,
+                   rng=np.random.default_rng(3))
+    assert [e.label for e in led.entries] == [
+        'PP-IPW ATE of t on y', 'WATE ATE of t on y', 'G-formula ATE of t on y', 'AIPW ATT of t on y',
+        f'{led.entries[4].label.split(" ATE")[0]} ATE of t on y', 'Difference in means ATE of t on y']
+    X = frame[['a', 'b', 'c']].to_numpy()
+    ipw.pp_ipw(None, X=X, treatment=frame.t.to_numpy(), outcome=frame.y.to_numpy(), epsilon=1.0, delta=1e-6, outcome_bound=1,
+               covariate_bound=2, propensity_bounds=0.1, ledger=led, rng=np.random.default_rng(3))
+    assert led.entries[-1].label == 'PP-IPW ATE'
