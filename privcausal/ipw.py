@@ -45,10 +45,10 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'ipw_outcome_scale', 'IPWPlan', 'plan_ipw', 'ipw_min_rows', 'Stage', 'IPWRelease', 'IPWDiagnostics',
            'hajek_pvalue', 'pp_ipw']
 
-# %% ../nbs/04_ipw.ipynb #4ba1ced1
+# %% ../nbs/04_ipw.ipynb #a339aa79
 from .checks import (ESTIMANDS, user_stacklevel, check_binary_treatment, check_bound, check_calibration, check_choice,
                                check_delta, check_epsilon, check_fraction, check_lam, check_propensity_bounds, check_tol,
-                               check_numeric_dtype, check_same_index)
+                               check_distinct, check_numeric_dtype, check_same_index)
 
 # %% ../nbs/04_ipw.ipynb #0fd75a35
 ESTIMATORS = ('hajek', 'ht')  # normalised (Hájek) per-arm ratios, or the paper's Horvitz-Thompson sum
@@ -855,7 +855,7 @@ def _part_sizes(n, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed ({hint})')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #c225b8a4
+# %% ../nbs/04_ipw.ipynb #2b6ad530
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -874,6 +874,9 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     if C > MAX_OUTCOME_BOUND:
         raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {C!r}')
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {d!r}')
+    if p.covariates is not None and len(p.covariates):  # names given: each once, one per covariate (else they were ignored)
+        if len(check_distinct(p.covariates, 'covariates')) != d:
+            raise ValueError(f'covariates: {len(p.covariates)} names given for d={d} covariates; name each covariate once')
     names, pairs = named_covariate_bounds(p.covariate_bounds, p.covariates, int(d))
     R = math.sqrt(d) if pairs else p.covariate_bound  # every mapped column in [-1, 1]: the row norm is at most sqrt(d)
     if R is not None: R = check_bound(R, 'covariate_bound', '||x|| <= R')
