@@ -680,7 +680,7 @@ def _vector(v, name, two_d_ok=False):
     if b.ndim != 1: raise ValueError(f'{name} must be 1-d, got shape {b.shape}')
     return a, raw
 
-# %% ../nbs/02b_backend.ipynb #628a8497
+# %% ../nbs/02b_backend.ipynb #3939665c
 def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1-d: one covariate)
                 treatment,  # length-n 0/1 treatment (array, list or Series)
                 outcome=None,  # length-n outcome (array, list or Series); None: no outcome (a propensity model)
@@ -707,6 +707,7 @@ def arrays_rows(X,  # n x d covariates (numpy array, list or pandas DataFrame; 1
     names = tuple(f'x{j}' for j in range(B.shape[1])) if covariates is None else \
         tuple(str(c) for c in ([covariates] if isinstance(covariates, str) else covariates))
     if len(names) != B.shape[1]: raise ValueError(f'covariates has {len(names)} names but X has {B.shape[1]} columns')
+    check_distinct(names, 'covariates')  # (else the frame built below says 'data has duplicated column names')
     (t, raw_t), (y, raw_y) = _vector(treatment, 'treatment', True), (None, None) if outcome is None else _vector(outcome, 'outcome')
     sizes = {'outcome': len(y if raw_y is None else raw_y)} if outcome is not None else {}
     sizes |= {'treatment': len(t if raw_t is None else raw_t), 'X': len(B)}

@@ -628,3 +628,10 @@ def test_fits_equal_the_explicit_design(client, monkeypatch, case):
     monkeypatch.setattr(backend, '_logistic_chunk', _reference_chunk)
     ref = fit()
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+def test_arrays_with_a_covariate_named_twice_name_the_argument():
+    "pp_ipw/wate with X= and covariates=['a', 'a'] said 'data has duplicated column names' (audit 15's note): covariates is named."
+    X, t = np.zeros((20, 2)), np.r_[np.zeros(10), np.ones(10)]
+    with pytest.raises(ValueError, match=r"covariates: \['a'\] named more than once"):
+        backend.arrays_rows(X, t, np.zeros(20), covariates=["a", "a"])
