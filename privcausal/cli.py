@@ -66,7 +66,8 @@ class CommandLineError(Exception):
         super().__init__(message)
         self.parser = parser
 
-# %% ../nbs/09_cli.ipynb #9e1df7da
+# %% ../nbs/09_cli.ipynb #7c368263
+_NO_VALUE = re.compile(r'^argument (--[\w-]+)[^:]*: expected one argument$')  # argparse's words for a flag given no value
 _NEGATIVE_VALUE = re.compile(r'^-(\.?\d|inf|nan)', re.IGNORECASE)  # an argument that starts like a negative number (-5:20, -1e3:0, -0.5, -Inf:5) is a value: no flag starts so
 
 
@@ -77,6 +78,8 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = _NEGATIVE_VALUE  # argparse's own takes only -5 and -.5 for values: '-5:20' was 'expected one argument'
 
     def error(self, message):
+        if m := _NO_VALUE.match(message):  # e.g. --outcome -y: argparse took the column's name for a flag
+            message += f"; a value that starts with '-' is written {m[1]}=VALUE"
         if _ACTIVE.get('json'): raise CommandLineError(message, self)
         super().error(message)  # usage and 'privcausal: error: ...' on standard error, exit status 2
 

@@ -181,3 +181,17 @@ def test_parser_builds_only_the_command_it_runs():
     chosen = leaves(build_parser(['wate', 'data.csv']))
     assert options(chosen['wate']) == options(leaves(build_parser())['wate']) and '--epsilon' in options(chosen['wate'])
     assert not options(chosen['anm'])
+
+
+def test_a_value_starting_with_a_dash_is_explained(tmp_path):
+    "A column named -y (C5): argparse reads `--outcome -y` as a flag without its value; the message says how to write it, under --json too."
+    data = tmp_path / 'd.csv'
+    pd.DataFrame({'t': [0, 1] * 10, '-y': np.linspace(0, 1, 20)}).to_csv(data, index=False)
+    code, _, err = call('effect', str(data), '--treatment', 't', '--outcome', '-y', '--epsilon', '1', '--delta', '1e-6')
+    assert code == 2 and "a value that starts with '-' is written --outcome=VALUE" in err, err
+    code, out, err = call('--json', 'effect', str(data), '--treatment', 't', '--outcome', '-y', '--epsilon', '1', '--delta', '1e-6')
+    doc = json.loads(out or err)
+    assert code == 2 and doc['flag'] == '--outcome' and '--outcome=VALUE' in doc['error'], (out, err)
+    code, out, err = call('effect', str(data), '--treatment', 't', '--outcome=-y', '--outcome-bounds', '0:1', '--randomised',
+                          '--epsilon', '1', '--delta', '1e-6', '--seed', '1')
+    assert code == 0, err
