@@ -274,7 +274,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #87aa2fa0
+# %% ../nbs/09_cli.ipynb #2f257a10
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -303,7 +303,7 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if total is None:
             raise ValueError(f'--ledger {path} does not exist yet: state its total with --budget EPS[,DELTA] to create it') from None
         if total[1] == 0 and delta:  # before the file is created: a pure-DP total could never take this release
-            raise ValueError(f'--budget {budget}: a new ledger without DELTA takes only pure-DP releases, and this one spends '
+            raise ValueError(f'--budget {budget}: a new ledger without DELTA (or with DELTA 0) takes only pure-DP releases, and this one spends '
                              f'--delta {delta:g}; give --budget EPS,DELTA') from None
         ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
         if dry_run: return ledger

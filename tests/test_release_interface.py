@@ -124,3 +124,12 @@ def test_ledger_entries_name_the_treatment_and_the_outcome(frame):
     ipw.pp_ipw(None, X=X, treatment=frame.t.to_numpy(), outcome=frame.y.to_numpy(), epsilon=1.0, delta=1e-6, outcome_bound=1,
                covariate_bound=2, propensity_bounds=0.1, ledger=led, rng=np.random.default_rng(3))
     assert led.entries[-1].label == 'PP-IPW ATE'
+    from privcausal.data import as_causal_data  # a CausalData's columns have no names: the names passed are not its own (audit 18 F1)
+    cd = as_causal_data(frame, outcome='y', treatment='t', covariates=['a', 'b', 'c'])
+    ipw.pp_ipw(cd, treatment='other', outcome='y', epsilon=1.0, delta=1e-6, outcome_bound=1, covariate_bound=2,
+               propensity_bounds=0.1, ledger=led, rng=np.random.default_rng(3))
+    assert led.entries[-1].label == 'PP-IPW ATE'
+    numbered = frame.rename(columns={'t': 0, 'y': 1})  # integer column names name the release too (audit 18 F2)
+    regression.gformula(numbered, outcome=1, treatment=0, covariates=['a', 'b', 'c'], **bounds, ledger=led,
+                        rng=np.random.default_rng(3))
+    assert led.entries[-1].label == 'G-formula ATE of 0 on 1'
