@@ -278,7 +278,7 @@ class AIPWDiagnostics(NotPrivate):
     clipped_outcomes: int  # outcomes clipped
     arm_sizes: dict  # control and treated counts
 
-# %% ../nbs/14_aipw.ipynb #271612a0
+# %% ../nbs/14_aipw.ipynb #5a3ca856
 def aipw(data,  # a pandas or Dask DataFrame
          *,
          outcome: str,  # outcome column
@@ -301,6 +301,7 @@ def aipw(data,  # a pandas or Dask DataFrame
     plan = plan_aipw(cols.rows.n, epsilon, delta, outcome_bounds, covariates=cols.covariates,
                      covariate_bounds=covariate_bounds, estimand=estimand, **options)
     announce_clip(plan.clip)
-    return run_release(plan, cols, statistics=aipw_statistics, release=aipw_release, ledger=ledger, rng=rng, about=effect_of(treatment, outcome),
+    return run_release(plan, cols, statistics=aipw_statistics, release=aipw_release, ledger=ledger, rng=rng,
+                       about=effect_of(treatment, outcome),
                        public=(('covariate_bounds', plan.covariate_bounds), ('outcome_bounds', plan.outcome_bounds),
                                ('propensity_bounds', plan.propensity_bounds)), diagnostics=diagnostics)
