@@ -1463,7 +1463,7 @@ def _spell_out_options(fn, plan_class, explicit):
     fn.__delwrap__ = plan_class  # docments reads the options' documentation from the plan's fields (`privcausal.method` finds a notebook cell's)
     return tuple(names)
 
-# %% ../nbs/04_ipw.ipynb #aba61a4f
+# %% ../nbs/04_ipw.ipynb #f43ce3c9
 @renamed(clip='propensity_bounds', n_rows='n')
 def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `outcome`, `treatment` column names) or a `CausalData`
            *,
@@ -1500,7 +1500,7 @@ def pp_ipw(data: pd.DataFrame | CausalData | None = None,  # a DataFrame (with `
     _announce_clipping(plan, clip_rows, clip_outcomes)
     inputs = _Inputs(cd, parts, clip_rows, clip_outcomes, bool(diagnostics))
     return run_release(plan, inputs, statistics=_ipw_statistics, release=_ipw_release, ledger=ledger, rng=noise,
-                       about='' if isinstance(data, CausalData) else effect_of(treatment, outcome),  # (a CausalData's columns have no names)
+                       about=effect_of(treatment, outcome) if keyed or isinstance(data, pd.DataFrame) else '',  # (a CausalData's columns have no names)
                        diagnostics=diagnostics)
 
 
