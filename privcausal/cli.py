@@ -799,7 +799,7 @@ def _anm_values(args, df):
         _split_checked(split, ('train', 'test'), 'train', args.train_rows, '--train-rows')
     return df[args.x].to_numpy(), df[args.y].to_numpy(), split
 
-# %% ../nbs/09_cli.ipynb #cc0fa8c2
+# %% ../nbs/09_cli.ipynb #6cc027ce
 @command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments, flags=_anm_flags)
 def _anm_body(args):
     entry, planner = ANM_COMMAND.functions()
@@ -809,6 +809,9 @@ def _anm_body(args):
     from privcausal.anm import ANMPlan, check_options
     score, privacy = (options.get(k, ANMPlan.__dataclass_fields__[k].default) for k in ('score', 'privacy'))
     spends = check_options(score, privacy, args.epsilon, args.delta)[1]  # (no data): whether this release spends delta
+    for k in ('x_bounds', 'y_bounds'):  # a release needs both: refused before the ledger file is made (audit 18 F4)
+        if not args.dry_run and options.get(k) is None:
+            raise ValueError(f'{k} must give PUBLIC bounds (lower, upper) of the variable, stated before seeing the data')
     ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=spends)  # (--budget EPS for it: refused before the file is made)
     df = read_table(args.data)
     _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
@@ -848,7 +851,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #def3be58
+# %% ../nbs/09_cli.ipynb #9f21328f
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -992,6 +995,9 @@ def _effect_body(spec, args):
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
     _effect_flag_checks(spec.name, args, extra, outcome_bounds, options)
+    if bounds:  # each range checked before the ledger file is made: a refused first run fixed its total (audit 18 F4)
+        from privcausal.bounds import check_covariate_bounds
+        check_covariate_bounds(bounds, list(bounds))
     ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=None if extra.get('method') == 'wate' else args.delta)  # (WATE spends epsilon only)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)

@@ -189,3 +189,20 @@ def test_anm_refuses_a_budget_without_delta_before_the_file_is_made(tmp_path):
     assert code == 0 and PrivacyLedger.load(pure).spent == pytest.approx((1.0, 0.0)), err
     code, _, err = call(*anm, '--score', 'iqr', '--ledger', str(tmp_path / 'none.json'), '--budget', '3,1e-5')
     assert code == 2 and '--delta is required' in err and not (tmp_path / 'none.json').exists(), err
+
+
+def test_flag_refusals_come_before_the_ledger_file_is_made(data_csv, tmp_path):
+    """Audit 18 F4 (in part): a covariate range with lo >= hi (effect commands) and a missing --x-bound (anm release) were
+    refused after a new ledger file had been made, which fixed its total. Both are refused first now."""
+    ledger = tmp_path / 'study.json'
+    effect = ['gformula', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b', '--outcome-bounds', '0:1',
+              '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--ledger', str(ledger), '--budget', '3,1e-5']
+    code, _, err = call(*effect, '--covariate-bounds', 'a=3:-3,b=-3:3')
+    assert code == 2 and '--covariate-bounds a=' in err and 'lo < hi' in err and not ledger.exists(), err
+    rng = np.random.default_rng(0)
+    pair = tmp_path / 'pair.csv'
+    pd.DataFrame({'x': rng.uniform(0, 1, 200), 'y': rng.uniform(0, 1, 200)}).to_csv(pair, index=False)
+    code, _, err = call('anm', str(pair), '--y-bound', '0,1', '--epsilon', '1', '--ledger', str(ledger), '--budget', '3')
+    assert code == 2 and '--x-bound must give PUBLIC bounds' in err and not ledger.exists(), err
+    code, out, err = call('anm', str(pair), '--epsilon', '1', '--dry-run')  # a plan needs no bounds
+    assert code == 0 and 'nothing spent' in out, err
