@@ -851,7 +851,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #9f21328f
+# %% ../nbs/09_cli.ipynb #f012f3d0
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -982,6 +982,9 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
                          ('the dim command', 'the effect, gformula or aipw command'))
         raise ValueError(f"{', '.join(given)}: {said} is a difference in means, for a randomised trial, and adjusts for nothing; "
                          f'drop them (to adjust for confounding: {instead})')
+    if args.covariate_bounds and not args.covariates and method != 'dim':  # (dim's own refusal is above) they were ignored (audit 19 F1)
+        raise ValueError('--covariate-bounds: no --covariates are named, so there is nothing for the ranges to bound; name the '
+                         'covariates, or drop --covariate-bounds')
     if command == 'effect': check_named_covariates(method, args.covariates)
     elif command != 'dim' and not args.covariates:
         raise ValueError(f'--covariates: the {command} command adjusts for confounding through covariates; name at least one (for a '

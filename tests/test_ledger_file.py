@@ -199,6 +199,9 @@ def test_flag_refusals_come_before_the_ledger_file_is_made(data_csv, tmp_path):
               '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--ledger', str(ledger), '--budget', '3,1e-5']
     code, _, err = call(*effect, '--covariate-bounds', 'a=3:-3,b=-3:3')
     assert code == 2 and '--covariate-bounds a=' in err and 'lo < hi' in err and not ledger.exists(), err
+    trial = [a for a in effect if a not in ('--covariates', 'a,b')] + ['--randomised', '--covariate-bounds', 'a=-3:3']
+    code, _, err = call('effect', *trial[1:])  # ranges without covariates were silently ignored (audit 19 F1)
+    assert code == 2 and '--covariate-bounds: no --covariates are named' in err and not ledger.exists(), err
     rng = np.random.default_rng(0)
     pair = tmp_path / 'pair.csv'
     pd.DataFrame({'x': rng.uniform(0, 1, 200), 'y': rng.uniform(0, 1, 200)}).to_csv(pair, index=False)
