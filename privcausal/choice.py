@@ -39,7 +39,7 @@ class MethodChoice:
 
     def __repr__(self): return f'MethodChoice({self.method}: {self.reason})'
 
-# %% ../nbs/15_effect.ipynb #632a1a30
+# %% ../nbs/15_effect.ipynb #47b128dd
 def _fields(plan_class) -> set: return {f.name for f in dataclasses.fields(plan_class) if f.init}
 
 
@@ -69,6 +69,9 @@ def check_named_covariates(method: str,  # the method named by the user
     if method == 'dim' and (covariates or covariate_bounds):
         raise ValueError("covariates: method='dim' is a difference in means and adjusts for nothing; drop the covariates and their "
                          "bounds (to adjust, name method='gformula' or 'aipw', or leave method='auto')")
+    if covariate_bounds and not covariates:  # (with randomised=True they were ignored: audit 19 F1)
+        raise ValueError('covariate_bounds: no covariates are named, so there is nothing for the ranges to bound; name the '
+                         'covariates, or drop covariate_bounds')
 
 
 def _said(names, options: dict) -> str:
