@@ -352,14 +352,15 @@ def run_release(plan,  # the public plan: a `Plan`, or any object with `cost` (a
     result = release(plan, sealed.carry, draw_last(sealed, noise), record)
     return (result, sealed.diagnostics) if diagnostics else result
 
-# %% ../nbs/01c_method.ipynb #f511b93f
+# %% ../nbs/01c_method.ipynb #a1ef68eb
 def effect_of(treatment,  # the treatment's column name (or an array)
               outcome,  # the outcome's column name (or an array)
              ) -> str:
     "'of T on Y' for a ledger label when both are column names (str or int); '' for arrays."
     def name(v):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (str, numbers.Integral)): return None
-        return v if isinstance(v, str) and v.isprintable() else repr(v) if isinstance(v, str) else str(int(v))
+        if isinstance(v, str): return v if v.isprintable() else repr(v)
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)): return str(int(v))
+        return None  # an array (or anything else): no name
     t, y = name(treatment), name(outcome)
     return '' if t is None or y is None else f'of {t} on {y}'
 
