@@ -20,7 +20,7 @@ from .checks import check_binary_treatment, check_distinct, check_positive
 # %% auto #0
 __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', 'covariate_names', 'named_covariate_bounds',
            'Encoding', 'encoding_from_bounds', 'DomainCheck', 'check_domain', 'moment_sensitivity', 'column_moments',
-           'standardised', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
+           'standardised', 'planned_halfwidth', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
 
 # %% ../nbs/12a_bounds.ipynb #839e7341
 def _pair(value, name: str) -> tuple:
@@ -232,6 +232,20 @@ def standardised(encoding: Encoding,  # the map from the bounds
     yc, yh = encoding.outcome_centre, encoding.outcome_halfwidth
     if with_outcome: yc, yh = yc + yh * float(c[-1]), yh * float(h[-1])
     return dataclasses.replace(encoding, centre=centre, halfwidth=half, outcome_centre=yc, outcome_halfwidth=yh)
+
+# %% ../nbs/12a_bounds.ipynb #f5160a2e
+def planned_halfwidth(halfwidth: float,  # $h$: the column's public half-width, in its units
+                      sd: float,  # $s$: the column's assumed sd, in its units
+                      sigma: float,  # noise sd on each released moment
+                      n: int,  # rows (public)
+                      k_sd: float = STANDARDISE_SD,  # $K$
+                     ) -> float:  # the expected half-width after standardising, in the column's units
+    "The half-width `standardised` gives a column of sd `sd` at its expected moments: K sds inflated by the noise, at most $h$."
+    v, s = (sd / halfwidth) ** 2, sigma / n
+    if s > 0:  # the mean of the clipped released variance, max(v_hat, 0) with v_hat ~ N(v, s^2)
+        x = v / s
+        v = v * 0.5 * (1 + math.erf(x / math.sqrt(2))) + s * math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    return halfwidth * min(1.0, k_sd * math.sqrt(v + math.sqrt(5) * s))
 
 # %% ../nbs/12a_bounds.ipynb #6905b9b6
 @dataclasses.dataclass(frozen=True)
