@@ -28,8 +28,9 @@ from .checks import check_distinct
 
 # %% auto #0
 __all__ = ['REGISTRY', 'PUBLIC_LEVELS', 'IPW_COMMAND', 'WATE_COMMAND', 'DRY_RUN_MARGIN', 'command', 'CommandLineError',
-           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'open_ledger', 'public_design',
-           'per_column_scaled', 'command_parser', 'run', 'column_flags', 'with_column_flag', 'error_document', 'main']
+           'build_parser', 'read_table', 'dask_client', 'read_table_dask', 'design', 'NewLedger', 'open_ledger',
+           'public_design', 'per_column_scaled', 'command_parser', 'run', 'column_flags', 'with_column_flag',
+           'error_document', 'main']
 
 # %% ../nbs/09_cli.ipynb #e88cec0e
 _COMMANDS = {}  # (group, action or None) -> (help, add_arguments, run)
@@ -274,7 +275,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #2f257a10
+# %% ../nbs/09_cli.ipynb #06687d4f
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -286,12 +287,43 @@ def _budget(text: str | None):
     return eps, delta
 
 
+@dataclasses.dataclass(frozen=True)
+class NewLedger:
+    "A ledger file a release will create with its `--budget` total: made by `_ledger_first`, once every flag has been checked."
+    path: str  # --ledger FILE (not there when it was looked for)
+    total: tuple  # (epsilon, delta) from --budget
+    budget: str  # --budget as written (for messages)
+
+
+def _same_total(ledger, total, budget, path):
+    "Refuse a `--budget` other than the stored total of an existing ledger file."
+    if total is not None and total != (ledger.epsilon, ledger.delta):
+        empty = (f' (it recorded no release when read: if `privcausal ledger show {path}` still shows none, the file may be '
+                 'deleted to start again)') if not ledger.entries else ''
+        raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
+                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed{empty}')
+    return ledger
+
+
+def _create_ledger(new: NewLedger):
+    "Create the ledger file exclusively; if another run created it since it was looked for, charge that one (same total)."
+    ledger = accounting.PrivacyLedger(epsilon=new.total[0], delta=new.total[1], name=Path(new.path).stem)
+    try:
+        ledger.save(new.path, autosave=True)
+        return ledger
+    except (NotADirectoryError, IsADirectoryError, FileNotFoundError) as e:  # e.g. a folder that does not exist
+        raise ValueError(f'--ledger {new.path}: cannot create the ledger file there ({e.strerror})') from None
+    except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
+        return _same_total(accounting.PrivacyLedger.load(new.path, autosave=True), new.total, new.budget, new.path)
+
+
 def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
                 budget: str | None = None,  # --budget EPS[,DELTA]: the total of a new ledger
                 dry_run: bool = False,  # only read (or imagine) the ledger: write nothing
                 delta: float | None = None,  # the delta the release spends, when the flags fix it: a new ledger without DELTA is refused for it
+                create: bool = True,  # create a new file now; False: return a `NewLedger` that `_ledger_first` creates after the plan
                ):
-    "The file-backed ledger a command charges (an unsaved copy in a dry run), or None."
+    "The file-backed ledger a command charges (an unsaved copy in a dry run), a `NewLedger` to create later, or None."
     if path is None:
         if budget is not None: raise ValueError('--budget needs --ledger FILE (the file that keeps the budget)')
         return None
@@ -305,21 +337,10 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if total[1] == 0 and delta:  # before the file is created: a pure-DP total could never take this release
             raise ValueError(f'--budget {budget}: a new ledger without DELTA (or with DELTA 0) takes only pure-DP releases, and this one spends '
                              f'--delta {delta:g}; give --budget EPS,DELTA') from None
-        ledger = accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
-        if dry_run: return ledger
-        try:
-            ledger.save(path, autosave=True)
-            return ledger
-        except (NotADirectoryError, IsADirectoryError, FileNotFoundError) as e:  # e.g. a folder that does not exist
-            raise ValueError(f'--ledger {path}: cannot create the ledger file there ({e.strerror})') from None
-        except FileExistsError:  # another run created it since we looked: charge that one (its total must be ours)
-            ledger = accounting.PrivacyLedger.load(path, autosave=True)
-    if total is not None and total != (ledger.epsilon, ledger.delta):
-        empty = (f' (it recorded no release when read: if `privcausal ledger show {path}` still shows none, the file may be '
-                 'deleted to start again)') if not ledger.entries else ''
-        raise ValueError(f'--budget {budget} differs from the total of the existing ledger {path} '
-                         f'({ledger.epsilon:g}, {ledger.delta:g}); a stored budget cannot be changed{empty}')
-    return ledger
+        if dry_run: return accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
+        new = NewLedger(str(path), total, budget)
+        return _create_ledger(new) if create else new
+    return _same_total(ledger, total, budget, path)
 
 # %% ../nbs/09_cli.ipynb #6f6df1c2
 def _ledger_arguments(p):
@@ -331,7 +352,7 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #1d633737
+# %% ../nbs/09_cli.ipynb #70aba90a
 def _data_options(p):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
@@ -411,9 +432,11 @@ def _public_names(args, df) -> list:
     return names
 
 
-def _ledger_first(ledger, plan) -> None:
-    "Refuse a release the ledger cannot afford before any value of DATA is read (the domain refusals come after)."
-    if ledger is not None: ledger.check(plan.cost)
+def _ledger_first(ledger, cost):
+    "Create a new ledger file now that the plan has checked every flag, then refuse a release it cannot afford, before any value of DATA is read (the domain refusals come after). Returns the ledger to charge."
+    if isinstance(ledger, NewLedger): ledger = _create_ledger(ledger)
+    if ledger is not None: ledger.check(cost)
+    return ledger
 
 
 def _columns_exist(df, **flags):
@@ -658,7 +681,7 @@ def _ipw_frame(args, df, names, options: dict) -> tuple:
         X, options['covariate_bound'] = _released(per_column_scaled, X, _scales(args.covariate_scale, names), args.clip_rows)
     return _with_outcome(X, names, df, args), (_ipw_split(args, df) if args.split_column else None)
 
-# %% ../nbs/09_cli.ipynb #2276f84b
+# %% ../nbs/09_cli.ipynb #550870a8
 @command('ipw', help=IPW_COMMAND.help, arguments=_ipw_arguments, flags=_ipw_flags)
 def _ipw_body(args):
     "`privcausal ipw`: the plan's options from the flags, the command's own checks, then a dry run's plan or the release."
@@ -666,7 +689,7 @@ def _ipw_body(args):
     options = plan_options(args, args._plan_fields) | _public_ranges(args)
     _ipw_checks(args, options)
     common = dict(epsilon=args.epsilon, delta=args.delta, estimand=args.estimand)
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=args.delta)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=args.delta, create=False)
     if args.dask: _dask_refuse(args, [('categorical', '--categorical'), ('other', '--other'),
                                       ('covariate_scale', '--covariate-scale'), ('split_column', '--split-column')])
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
@@ -675,7 +698,7 @@ def _ipw_body(args):
             plan = planner(**sizes, d=len(names), covariates=names, **common,
                            **{k: v for k, v in options.items() if k != 'covariate_bound'})
             if args.dry_run: return _plan_output(plan, ledger, 'ipw', read)
-            _ledger_first(ledger, plan)
+            ledger = _ledger_first(ledger, plan.cost)
         frame, split = _ipw_frame(args, table, names, options)
         accepted = inspect.signature(entry).parameters  # the planning assumptions (--treated-share, ...) serve a dry run only
         out = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, split=split,
@@ -709,7 +732,7 @@ def _wate_flags() -> dict:
     common = {k: v for k, v in COMMON_OPTIONS.items() if k != 'n'} | DESIGN_OPTIONS  # 'n' in a message is often not the flag
     return flag_map(*WATE_COMMAND.plan_classes(), common=common)
 
-# %% ../nbs/09_cli.ipynb #dd282c84
+# %% ../nbs/09_cli.ipynb #4118b819
 def _wate_public(args) -> tuple:
     "(DATA, the design's names, the public n of the plan, what a dry run read): from DATA's metadata and the flags only."
     if args.dask:
@@ -738,13 +761,13 @@ def _wate_body(args):
         {} if args.delta is None else {'delta': args.delta})
     common = dict(estimand=args.estimand, epsilon=args.epsilon)
     _names(args.covariates, '--covariates')  # a covariate named twice: refused before DATA is opened (audit 15 F4)
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, create=False)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         table, names, n, read = _wate_public(args)
         if args.dry_run or ledger is not None:  # (on --dask too: the rows were counted as text, no value parsed)
             plan = planner(n=n, d=len(names), covariates=names, **common, **options)
             if args.dry_run: return _plan_output(plan, ledger, 'wate', read)
-            _ledger_first(ledger, plan)
+            ledger = _ledger_first(ledger, plan.cost)
         frame = _wate_frame(args, table, names)
         res = _released(entry, frame, outcome=args.outcome, treatment=args.treatment, covariates=names, rng=_rng(args),
                         ledger=ledger, n=args.n_rows, **common, **options)
@@ -799,7 +822,7 @@ def _anm_values(args, df):
         _split_checked(split, ('train', 'test'), 'train', args.train_rows, '--train-rows')
     return df[args.x].to_numpy(), df[args.y].to_numpy(), split
 
-# %% ../nbs/09_cli.ipynb #6cc027ce
+# %% ../nbs/09_cli.ipynb #51a61cca
 @command('anm', help=ANM_COMMAND.help, arguments=_anm_arguments, flags=_anm_flags)
 def _anm_body(args):
     entry, planner = ANM_COMMAND.functions()
@@ -812,7 +835,7 @@ def _anm_body(args):
     for k in ('x_bounds', 'y_bounds'):  # a release needs both: refused before the ledger file is made (audit 18 F4)
         if not args.dry_run and options.get(k) is None:
             raise ValueError(f'{k} must give PUBLIC bounds (lower, upper) of the variable, stated before seeing the data')
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=spends)  # (--budget EPS for it: refused before the file is made)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=spends, create=False)  # (--budget EPS for it: refused before the file is made)
     df = read_table(args.data)
     _columns_exist(df, x=args.x, y=args.y, **({'split_column': args.split_column} if args.split_column else {}))
     _declared_split(args.split_column, args.train_rows, '--train-rows', "'train'", len(df))
@@ -821,7 +844,7 @@ def _anm_body(args):
         try: plan = planner(**_anm_sizes(args, df), **{'margin': DRY_RUN_MARGIN, **options})
         except ValueError as e: raise _in_flags(e, _anm_flags() | sizes) from None  # the parts' sizes: the flag that set them
         if args.dry_run: return _plan_output(plan, ledger, 'anm', _read(len(df), '--train-rows' if args.split_column else None))
-        _ledger_first(ledger, plan)  # before any value: a non-numeric column or a split column's labels are refused after it
+        ledger = _ledger_first(ledger, plan.cost)  # before any value: a non-numeric column or a split column's labels are refused after it
     x, y, split = _anm_values(args, df)
     seed = args.split_seed if args.split_seed is not None else args.seed
     out = _released(entry, x, y, split=split, seed=seed, ledger=ledger, rng=_rng(args), diagnostics=args.non_private, **options)
@@ -851,7 +874,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #f012f3d0
+# %% ../nbs/09_cli.ipynb #a742d557
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -1001,7 +1024,8 @@ def _effect_body(spec, args):
     if bounds:  # each range checked before the ledger file is made: a refused first run fixed its total (audit 18 F4)
         from privcausal.bounds import check_covariate_bounds
         check_covariate_bounds(bounds, list(bounds))
-    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=None if extra.get('method') == 'wate' else args.delta)  # (WATE spends epsilon only)
+    ledger = open_ledger(args.ledger, args.budget, args.dry_run, delta=None if extra.get('method') == 'wate' else args.delta,
+                         create=False)  # (WATE spends epsilon only; the file is made by the ledger check, after the plan)
     with (dask_client(args.dask) if args.dask else contextlib.nullcontext()):
         return _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, ledger)
 
@@ -1012,7 +1036,7 @@ def _effect_run(spec, args, covariates, bounds, outcome_bounds, options, extra, 
     if args.dry_run or ledger is not None:  # (on --dask too: the rows were counted as text, no value parsed)
         plan, choice = _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options, extra)
         if args.dry_run: return _effect_dry_run(spec, plan, choice, args, n, ledger)
-        ledger.check(_effect_cost(plan, choice, extra, args))  # the ledger's refusal before any value is read
+        ledger = _ledger_first(ledger, _effect_cost(plan, choice, extra, args))  # the ledger's refusal before any value is read
     frame = _effect_frame(args, table, names)
     kw = dict(outcome=args.outcome, treatment=args.treatment, outcome_bounds=outcome_bounds, epsilon=args.epsilon,
               delta=args.delta, ledger=ledger, rng=_rng(args), n=args.n_rows)

@@ -144,8 +144,9 @@ def test_no_lock_file_is_left_beside_the_ledger(data_csv, tmp_path):
 def test_a_missing_delta_is_refused_before_the_ledger_file_is_made(data_csv, tmp_path):
     """Trial 2026-11-27: a first run with --budget EPS (no DELTA) for a release that spends delta created the ledger file
     and then refused; the file's total could not be changed afterwards. Now --budget is refused before the file is
-    made. A first run refused later (a misspelt column) leaves an empty file, and a different --budget on it is refused
-    with the hint that it may be deleted; once it records a release, no such hint."""
+    made. A first run refused on DATA's columns (a misspelt one) makes no file (audit 18 F4); one refused on DATA's
+    values (outside the declared bounds, after the ledger check) leaves an empty file, and a different --budget on it is
+    refused with the hint that it may be deleted; once it records a release, no such hint."""
     ledger = tmp_path / 'study.json'
     effect = ['effect', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds',
               'a=-3:3,b=-3:3', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6', '--seed', '1', '--ledger', str(ledger)]
@@ -153,7 +154,10 @@ def test_a_missing_delta_is_refused_before_the_ledger_file_is_made(data_csv, tmp
     assert code == 2 and '--budget 3: a new ledger without DELTA' in err and 'give --budget EPS,DELTA' in err, err
     assert not ledger.exists()
     code, _, err = call(*[a if a != 'y' else 'yy' for a in effect], '--budget', '3,1e-5')  # refused on DATA's columns
-    assert code == 2 and 'yy' in err and PrivacyLedger.load(ledger).entries == (), err
+    assert code == 2 and 'yy' in err and not ledger.exists(), err
+    narrow = [a if a != 'a=-3:3,b=-3:3' else 'a=-0.01:0.01,b=-3:3' for a in effect]
+    code, _, err = call(*narrow, '--budget', '3,1e-5')  # refused on DATA's values, after the ledger check
+    assert code == 2 and PrivacyLedger.load(ledger).entries == (), err
     code, _, err = call(*effect, '--budget', '4,1e-5')
     assert code == 2 and 'it recorded no release when read' in err and 'may be deleted to start again' in err, err
     code, _, err = call(*effect, '--budget', '3,1e-5')  # the stated total: the run charges the file
@@ -209,3 +213,30 @@ def test_flag_refusals_come_before_the_ledger_file_is_made(data_csv, tmp_path):
     assert code == 2 and '--x-bound must give PUBLIC bounds' in err and not ledger.exists(), err
     code, out, err = call('anm', str(pair), '--epsilon', '1', '--dry-run')  # a plan needs no bounds
     assert code == 0 and 'nothing spent' in out, err
+
+
+def test_refusals_of_the_plan_come_before_the_ledger_file_is_made(data_csv, tmp_path):
+    """Audit 19 F2 (the rest of audit 18 F4): refusals that need DATA's row count or column names but no value came after
+    a new ledger file was made, which fixed its total. The file is now made at the ledger check, after the plan; a valid
+    run then makes it and charges it."""
+    ledger = tmp_path / 'study.json'
+    rng = np.random.default_rng(0)
+    pair = tmp_path / 'pair.csv'
+    pd.DataFrame({'x': rng.uniform(0, 1, 200), 'y': rng.uniform(0, 1, 200)}).to_csv(pair, index=False)
+    anm = ['anm', str(pair), '--x-bound', '0,1', '--y-bound', '0,1', '--epsilon', '1', '--seed', '1', '--ledger', str(ledger),
+           '--budget', '3']
+    base = ['--treatment', 'treat', '--outcome', 'y', '--outcome-bounds', '0:1', '--epsilon', '1', '--delta', '1e-6',
+            '--seed', '1', '--ledger', str(ledger), '--budget', '3,1e-5']
+    refused = [(anm + ['--train-fraction', '1.5'], '--train-fraction'),
+               (anm + ['--lam', '-1'], '--lam'),
+               (['gformula', data_csv, '--covariates', 'a,b', '--covariate-bounds', 'a=-3:3,c=0:1', *base], 'c'),
+               (['gformula', data_csv, '--covariates', 'a,treat', *base], 'treat'),
+               (['aipw', data_csv, '--covariates', 'a,b', '--covariate-bounds', 'a=-3:3,c=0:1', *base], 'c'),
+               (['ipw', data_csv, '--covariates', 'a,zz', '--covariate-bound', '1', '--propensity-bound', '0.05', *base], 'zz'),
+               (['wate', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,zz', '--epsilon', '1', '--seed', '1',
+                 '--ledger', str(ledger), '--budget', '3'], 'zz')]
+    for argv, word in refused:
+        code, _, err = call(*argv)
+        assert code == 2 and word in err and not ledger.exists(), (argv, err)
+    code, _, err = call(*anm)
+    assert code == 0 and len(PrivacyLedger.load(ledger).entries) == 1, err
