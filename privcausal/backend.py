@@ -23,8 +23,8 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_
            'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
            'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #ee345322
-from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_constant, check_distinct, check_finite,
+# %% ../nbs/02b_backend.ipynb #e83e4204
+from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_column_name, check_constant, check_distinct, check_finite,
                               check_positive, check_same_index, check_size, dtype_from_values, row_norms, value_cells)
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
@@ -603,7 +603,7 @@ class CausalRows:
 
     def __repr__(self): return f'CausalRows(n={self.n}, d={self.d}, backend={self.rows.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #9b5a153e
+# %% ../nbs/02b_backend.ipynb #e73abcaa
 def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
                 *,
                 outcome,  # outcome column name (None: no outcome, e.g. a propensity model)
@@ -618,10 +618,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     dups = list(dict.fromkeys(c for c in frame.columns[frame.columns.duplicated()]))
     if dups: raise ValueError(f'data has duplicated column names {dups}: rename them so that each column has one name')
     named = {'treatment': treatment} if outcome is None else {'outcome': outcome, 'treatment': treatment}
-    for arg, col in named.items():
-        if not isinstance(col, (str, int)) or isinstance(col, bool):  # never repr a Series: it is data
-            raise TypeError(f'with data given, {arg} must be a column name (str or int), got {type(col).__name__}')
-        if col not in cols: raise ValueError(f'{arg}={col!r} is not a column of data; its columns are {cols}')
+    for arg, col in named.items(): check_column_name(col, arg, cols)
     if outcome is not None and outcome == treatment: raise ValueError(f'outcome and treatment are the same column {outcome!r}')
     if covariates is None: covariates = [c for c in cols if c not in named.values()]
     covariates = check_distinct(covariates, 'covariates')

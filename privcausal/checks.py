@@ -17,10 +17,10 @@ import pandas as pd
 __all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'WRONG_ROW', 'check_epsilon', 'check_delta',
            'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
            'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
-           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_distinct', 'check_numeric_dtype',
-           'dtype_from_values', 'as_real_floats', 'value_cells', 'check_finite', 'check_binary_treatment',
-           'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball',
-           'check_unit_ball', 'patch', 'user_stacklevel']
+           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_distinct', 'check_column_name',
+           'check_numeric_dtype', 'dtype_from_values', 'as_real_floats', 'value_cells', 'check_finite',
+           'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
+           'project_to_unit_ball', 'check_unit_ball', 'patch', 'user_stacklevel']
 
 # %% ../nbs/00a_checks.ipynb #80cc2579
 def _is_real(value) -> bool:
@@ -279,6 +279,17 @@ def check_distinct(names,  # column names, as given
     twice = [c.item() if isinstance(c, np.generic) else c for c in dict.fromkeys(names) if names.count(c) > 1]  # 'x1', not np.str_('x1')
     if twice: raise ValueError(f'{argument}: {twice} named more than once; name each column once')
     return names
+
+# %% ../nbs/00a_checks.ipynb #afd23091
+def check_column_name(column,  # a column name as given
+                      argument: str,  # the argument that named it, for the message
+                      columns: list,  # the frame's column names (public schema)
+                     ):
+    "`column` if it is a name (str or int, not bool) among `columns`; else `TypeError` or `ValueError` naming `argument`, never a value."
+    if not isinstance(column, (str, int)) or isinstance(column, bool):  # never repr a Series or an array: it is data
+        raise TypeError(f'with data given, {argument} must be a column name (str or int), got {type(column).__name__}')
+    if column not in columns: raise ValueError(f'{argument}={column!r} is not a column of data; its columns are {columns}')
+    return column
 
 # %% ../nbs/00a_checks.ipynb #b6f5c941
 def check_numeric_dtype(X,  # an array, Series or DataFrame

@@ -33,8 +33,8 @@ __all__ = ['DATASETS', 'NSW_COVARIATES', 'IHDP_CONTINUOUS', 'IHDP_BINARY', 'IHDP
            'DatasetSpec', 'DatasetUnavailableError', 'DatasetIntegrityError', 'data_home', 'fetch_dataset',
            'dataset_path', 'list_datasets', 'load_nsw', 'load_ihdp', 'TuebingenPairs', 'load_tuebingen', 'load_adult']
 
-# %% ../nbs/02_data.ipynb #2749fc2a
-from .checks import check_binary_treatment, check_bound, check_distinct, check_finite, check_same_index
+# %% ../nbs/02_data.ipynb #a64b58a4
+from .checks import check_binary_treatment, check_bound, check_column_name, check_distinct, check_finite, check_same_index
 
 # %% ../nbs/02_data.ipynb #81d0418a
 @dataclass(frozen=True, eq=False)
@@ -60,7 +60,7 @@ class CausalData:
         cov = ', '.join(self.covariates[:6]) + (', ...' if self.d > 6 else '')
         return f'CausalData(n={self.n}, d={self.d}, covariates=[{cov}])'
 
-# %% ../nbs/02_data.ipynb #776dd897
+# %% ../nbs/02_data.ipynb #dd46d20e
 def _no_duplicate_columns(frame, name):
     dups = list(dict.fromkeys(c for c in frame.columns[frame.columns.duplicated()]))
     if dups: raise ValueError(f'{name} has duplicated column names {dups}: rename them so that each column has one name')
@@ -70,11 +70,7 @@ def _from_frame(data, outcome, treatment, covariates):
     "Columns of `data` as (X, covariate names, outcome, treatment), with errors naming the argument."
     _no_duplicate_columns(data, 'data')
     cols = list(data.columns)
-    for arg, col in (('outcome', outcome), ('treatment', treatment)):
-        if not isinstance(col, (str, int)) or isinstance(col, bool):  # never repr a Series or array: it is data
-            raise TypeError(f'with data given, {arg} must be a column name (str or int), got {type(col).__name__}')
-        if col not in cols:
-            raise ValueError(f'{arg}={col!r} is not a column of data; its columns are {cols}')
+    for arg, col in (('outcome', outcome), ('treatment', treatment)): check_column_name(col, arg, cols)
     if outcome == treatment: raise ValueError(f'outcome and treatment are the same column {outcome!r}')
     if covariates is None: covariates = [c for c in cols if c not in (outcome, treatment)]
     covariates = check_distinct(covariates, 'covariates')

@@ -328,3 +328,31 @@ def test_a_covariate_named_twice_is_refused_as_such(tmp_path):
     with pytest.raises(ValueError, match=r"--covariates: \['x'\] named more than once"):  # before DATA is opened
         run(['effect', str(tmp_path / 'missing.csv'), '--treatment', 't', '--outcome', 'y', '--covariates', 'x,x', '--covariate-bounds',
              'x=0:10', '--outcome-bounds=-5:5', '--epsilon', '1', '--delta', '1e-6', '--dry-run'])
+
+
+def test_a_column_passed_instead_of_its_name_is_refused_without_its_values():
+    """Trial 2026-11-28: dim(df, outcome=df['y'], ...) and effect(..., covariates=(), randomised=True) refused with the
+    Series' repr in the message, that is, its private values; the G-formula and AIPW already refused by type."""
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({'x': g.normal(size=60), 't': g.integers(0, 2, 60), 'y': 1234.5678 + g.normal(size=60)})
+    ledger = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    calls = [lambda **kw: dim(df, outcome_bounds=(1000, 1500), **kw),
+             lambda **kw: effect(df, covariates=(), outcome_bounds=(1000, 1500), randomised=True, **kw),
+             lambda **kw: gformula(df, covariates=['x'], outcome_bounds=(1000, 1500), **kw),
+             lambda **kw: aipw(df, covariates=['x'], outcome_bounds=(1000, 1500), **kw)]
+    for fn in calls:
+        for kw in (dict(outcome=df['y'], treatment='t'), dict(outcome='y', treatment=df['t'])):
+            with pytest.raises(TypeError) as e:
+                fn(epsilon=1.0, delta=1e-6, ledger=ledger, rng=np.random.default_rng(1), **kw)
+            assert 'must be a column name' in str(e.value) and '1234' not in str(e.value) and '0    ' not in str(e.value)
+    assert ledger.entries == ()
+
+
+def test_integer_column_names_without_covariates():
+    "dim and a randomised effect() without covariates took only string names; the G-formula with covariates took integers."
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({0: g.normal(size=400), 1: g.integers(0, 2, 400), 2: g.normal(size=400)})
+    a = dim(df, outcome=2, treatment=1, outcome_bounds=(-5, 5), epsilon=1.0, delta=1e-6, rng=np.random.default_rng(1))
+    b = effect(df, outcome=2, treatment=1, covariates=(), outcome_bounds=(-5, 5), randomised=True, epsilon=1.0, delta=1e-6,
+               rng=np.random.default_rng(1))
+    assert a.estimate == b.estimate and a.method == 'Difference in means'
