@@ -198,7 +198,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     return fn(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #071112cc
+# %% ../nbs/15_effect.ipynb #c27420b8
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -206,7 +206,7 @@ def effect(data,  # a pandas or Dask DataFrame
            covariates=(),  # covariate columns to adjust for (none only for a randomised trial)
            outcome_bounds: tuple | None = None,  # the outcome's PUBLIC range (lo, hi); (0, 1) for a binary outcome
            epsilon: float,  # $\varepsilon$ of the whole release
-           delta: float,  # $\delta$ of the whole release
+           delta: float | None = None,  # $\delta$ of the whole release (every method spends it but method='wate', which needs none)
            covariate_bounds: dict | None = None,  # {column: (lo, hi)}: PUBLIC ranges of the non-0/1 covariates
            estimand: str = 'ATE',  # 'ATE', 'ATT' or 'ATC'
            method: str = 'auto',  # 'auto', or one of `METHODS`
@@ -220,6 +220,8 @@ def effect(data,  # a pandas or Dask DataFrame
           ) -> EffectRelease:
     "A private treatment effect with an interval for the true effect, by the method with the lowest planned error (public inputs only)."
     check_choice(method, ('auto',) + METHODS, 'method')
+    if delta is None and method != 'wate':
+        raise TypeError(f"effect() needs delta for method={method!r}: every method spends it but method='wate' (Guha & Reiter's WATE spends epsilon only)")
     check_choice(estimand, ESTIMANDS, 'estimand')
     check_choice(outcome_type, ('continuous', 'binary'), 'outcome_type')
     outcome_bounds = check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')

@@ -874,7 +874,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #a742d557
+# %% ../nbs/09_cli.ipynb #c85483b3
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -894,7 +894,7 @@ def _effect_arguments(spec):
         p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
         p.add_argument('--dask', metavar='local|ADDRESS', help="run on a Dask cluster ('local', or a scheduler address); DATA a Parquet or CSV file or glob")
         p.add_argument('--n-rows', type=int, metavar='N', help='the PUBLIC number of rows of DATA, checked against it (default: counted)')
-        _release_options(p, delta_required=True)
+        _release_options(p, delta_required=spec.name != 'effect')  # (effect: not for --method wate; checked with the other flags)
         for flag, kw in spec.extra: p.add_argument(flag, **kw)
         skip = SHARED + (_dim_unused() if spec.name == 'dim' else ())  # the dim command offers no setting that needs covariates
         p.set_defaults(_plan_fields=plan_arguments(p, *spec.plan_classes(), skip=skip))
@@ -941,6 +941,8 @@ def _effect_plan(spec, planner, args, n, names, bounds, outcome_bounds, options,
                   covariate_bounds=bounds, estimand=args.estimand)
     if spec.name == 'effect':
         method, randomised = extra.get('method') or 'auto', extra.get('randomised', False)  # (--method dim needs --randomised: `_effect_flag_checks`)
+        if args.delta is None:  # --method wate without --delta: the methods that spend delta cannot be planned beside it
+            return _named_plan(method, args, n, names, bounds, outcome_bounds, options), None
         named = (method,) if method in ('gformula', 'aipw', 'dim') else None  # a named method is planned alone, with its own settings
         choice = planner(**common, randomised=randomised, candidates=named, **options)
         if method == 'auto': return choice.plans[choice.method], choice
@@ -976,10 +978,10 @@ def _effect_cost(plan, choice, extra, args):
 def _effect_dry_run(spec, plan, choice, args, n, ledger):
     "A dry run's JSON and text: the plan (for `effect`, of the method it would choose) and what was read of DATA."
     out, text = _plan_output(plan, ledger, spec.name, _DASK_READ if args.dask else _read(n))
-    if choice is None: return out, text
+    if spec.name != 'effect': return out, text
     method = args.method if args.method != 'auto' else choice.method
     reason = choice.reason if args.method == 'auto' else f'{method}: chosen by the user (--method {method})'
-    out['choice'] = {'method': method, 'planned_rmse': choice.planned_rmse, 'reason': reason}
+    out['choice'] = {'method': method, 'planned_rmse': choice.planned_rmse if choice else {}, 'reason': reason}  # ({}: wate without --delta)
     return out, f'{reason}\n{text}'
 
 
@@ -1016,8 +1018,10 @@ def _effect_flag_checks(command, args, extra, outcome_bounds, options):
 
 def _effect_body(spec, args):
     "An effect command: the settings from the flags, then (on the Dask cluster --dask names) a dry run's plan or the release."
-    options = plan_options(args, args._plan_fields)
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
+    if args.delta is None and extra.get('method') != 'wate':  # (the other effect commands' parsers require it)
+        raise ValueError(f"--delta is required for --method {extra.get('method')}: every method spends delta but --method wate")
+    options = plan_options(args, args._plan_fields)
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)
     _effect_flag_checks(spec.name, args, extra, outcome_bounds, options)

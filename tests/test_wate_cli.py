@@ -134,3 +134,36 @@ def test_ledger_refusal_keeps_the_cost_printed(csv, tmp_path, capsys):
     run(argv + ['--epsilon', '1', '--budget', '1.5', '--draws', '200'])
     with pytest.raises(SystemExit) as ex: main(argv + ['--epsilon', '1'])
     assert ex.value.code == 2 and 'PrivacyCost(epsilon=1, delta=0' in capsys.readouterr().err
+
+
+def test_effect_method_wate_needs_no_delta(tmp_path):
+    """Trial 2026-11-28: `effect --method wate` required --delta, which WATE never spends (pure epsilon); every other method
+    spends it, and without it is refused before DATA is read. The same in Python."""
+    from cli_call import call
+    from privcausal.accounting import PrivacyLedger
+    from privcausal.choice import effect
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(800, 2))
+    t = rng.binomial(1, 1 / (1 + np.exp(-X[:, 0])))
+    y = rng.binomial(1, 1 / (1 + np.exp(-(X.sum(1) + t))))
+    frame = pd.DataFrame(X, columns=['a', 'b']).assign(t=t, y=y)
+    data = tmp_path / 'bin.csv'
+    frame.to_csv(data, index=False)
+    argv = ['effect', str(data), '--treatment', 't', '--outcome', 'y', '--covariates', 'a,b', '--covariate-bounds',
+            'a=-5:5,b=-5:5', '--outcome-type', 'binary', '--epsilon', '1', '--seed', '1']
+    ledger = tmp_path / 'l.json'
+    code, out, err = call(*argv, '--method', 'wate', '--ledger', str(ledger), '--budget', '2', '--json')
+    assert code == 0 and json.loads(out)['method'] == 'WATE', err
+    assert PrivacyLedger.load(ledger).spent == pytest.approx((1.0, 0.0))
+    code, out, err = call(*argv, '--method', 'wate', '--dry-run', '--json')
+    assert code == 0 and json.loads(out)['choice']['method'] == 'wate', err
+    for method in ('auto', 'gformula', 'aipw', 'ipw'):
+        code, _, err = call(*[a if a != str(data) else str(tmp_path / 'missing.csv') for a in argv], '--method', method)
+        assert code == 2 and f'--delta is required for --method {method}' in err, err  # before DATA (missing) is opened
+    kw = dict(outcome='y', treatment='t', covariates=['a', 'b'], covariate_bounds={'a': (-5, 5), 'b': (-5, 5)},
+              outcome_type='binary', epsilon=1.0, rng=np.random.default_rng(1))
+    assert effect(frame, method='wate', **kw).method == 'WATE'
+    book = PrivacyLedger(epsilon=5.0, delta=1e-5)
+    with pytest.raises(TypeError, match="effect\\(\\) needs delta for method='auto'"):
+        effect(frame, ledger=book, **kw)
+    assert book.entries == ()
