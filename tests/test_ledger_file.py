@@ -26,7 +26,7 @@ def data_csv(tmp_path_factory):
     t = rng.binomial(1, expit(0.8 * X[:, 0]))
     y = rng.binomial(1, expit(X.sum(1) + 0.5 * t))
     p = tmp_path_factory.mktemp('ledgerdata') / 'd.csv'
-    pd.DataFrame(X, columns=['a', 'b']).assign(treat=t, y=y).to_csv(p, index=False)
+    pd.DataFrame(X, columns=['a', 'b']).assign(treat=t, y=y, cat=np.where(X[:, 1] > 0, 'u', 'v')).to_csv(p, index=False)
     return str(p)
 
 
@@ -234,9 +234,30 @@ def test_refusals_of_the_plan_come_before_the_ledger_file_is_made(data_csv, tmp_
                (['aipw', data_csv, '--covariates', 'a,b', '--covariate-bounds', 'a=-3:3,c=0:1', *base], 'c'),
                (['ipw', data_csv, '--covariates', 'a,zz', '--covariate-bound', '1', '--propensity-bound', '0.05', *base], 'zz'),
                (['wate', data_csv, '--treatment', 'treat', '--outcome', 'y', '--covariates', 'a,zz', '--epsilon', '1', '--seed', '1',
-                 '--ledger', str(ledger), '--budget', '3'], 'zz')]
+                 '--ledger', str(ledger), '--budget', '3'], 'zz'),
+               # audit 20 F1-F3: a total that cannot afford the release, a norm bound <= 0, levels given twice or not declared
+               (['gformula', data_csv, '--covariates', 'a,b', '--covariate-bounds', 'a=-3:3,b=-3:3', *base[:-1], '0.5,1e-5'], 'exceeds the total'),
+               (['gformula', data_csv, '--covariates', 'a,b', '--covariate-bounds', 'a=-3:3,b=-3:3', *base[:-1], '3,1e-9'], 'exceeds the total'),
+               (['ipw', data_csv, '--covariates', 'a,b', '--covariate-bound=-1', '--propensity-bound', '0.05', *base], '--covariate-bound'),
+               (['gformula', data_csv, '--covariates', 'a,cat', '--categorical', 'cat=u,u,v', '--covariate-bounds', 'a=-3:3', *base],
+                'given more than once'),
+               (['gformula', data_csv, '--covariates', 'a,cat', '--categorical', 'cat=u,v', '--other', 'cat=x', '--covariate-bounds',
+                 'a=-3:3', *base], 'not one of the declared levels'),
+               (['gformula', data_csv, '--covariates', 'a,cat', '--categorical', 'cat=u,v', '--other', 'cat=u,v', '--covariate-bounds',
+                 'a=-3:3', *base], '--other takes COL=LEVEL'),
+               (['gformula', data_csv, '--covariates', 'a,b', '--categorical', 'cat=u,v', '--covariate-bounds', 'a=-3:3,b=-3:3', *base],
+                'not among --covariates')]
     for argv, word in refused:
         code, _, err = call(*argv)
         assert code == 2 and word in err and not ledger.exists(), (argv, err)
     code, _, err = call(*anm)
     assert code == 0 and len(PrivacyLedger.load(ledger).entries) == 1, err
+
+
+def test_a_ledger_path_that_became_a_folder_is_refused_by_flag(tmp_path):
+    "Audit 20 F6: a --ledger path that became a folder between the look and the ledger check ended in a traceback."
+    from privcausal.cli import NewLedger, _create_ledger
+    folder = tmp_path / 'study.json'
+    folder.mkdir()
+    with pytest.raises(ValueError, match='not a path to a ledger file'):
+        _create_ledger(NewLedger(str(folder), (1.0, 0.0), '1'))
