@@ -32,9 +32,9 @@ __all__ = ['LAM_MIN', 'MAX_TRAIN', 'SCORES', 'PRIVATE_SCORES', 'split_sizes', 's
            'plan_direction', 'ANMResult', 'release_direction', 'private_direction', 'anm_direction', 'ANMDiagnostics',
            'diagnostics']
 
-# %% ../nbs/07_anm.ipynb #164ce3c7
+# %% ../nbs/07_anm.ipynb #81ef2fdf
 from .checks import (check_delta, check_epsilon, check_finite_number, check_fraction, check_int, check_lam,
-                               as_real_floats, check_positive, dtype_from_values, patch, value_cells)
+                               as_real_floats, check_positive, dtype_from_values, patch, shown, value_cells)
 
 # %% ../nbs/07_anm.ipynb #bbee8e42
 def split_sizes(n: int,  # number of records (public)
@@ -281,7 +281,7 @@ def _check_xy(x, y):
         out.append(a)
     return out
 
-# %% ../nbs/07_anm.ipynb #c359223d
+# %% ../nbs/07_anm.ipynb #821451d8
 def _bounds(bounds, name):
     if bounds is None:
         raise ValueError(f'{name} must give PUBLIC bounds (lower, upper) of the variable, stated before seeing the data')
@@ -290,9 +290,9 @@ def _bounds(bounds, name):
     try:
         if any(isinstance(v, bool) for v in bounds): raise TypeError  # True is not a bound
         lo, hi = (float(v) for v in bounds)
-    except (TypeError, ValueError): raise ValueError(f'{name} must be (lower, upper) or a number B for [-B, B], got {bounds!r}') from None
+    except (TypeError, ValueError): raise ValueError(f'{name} must be (lower, upper) or a number B for [-B, B], got {shown(bounds)}') from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f'{name} must be finite with lower < upper, got {bounds!r}')
+        raise ValueError(f'{name} must be finite with lower < upper, got {shown(bounds)}')
     return lo, hi
 
 

@@ -23,9 +23,9 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_
            'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
            'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #e83e4204
+# %% ../nbs/02b_backend.ipynb #c31f3127
 from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_column_name, check_constant, check_distinct, check_finite,
-                              check_positive, check_same_index, check_size, dtype_from_values, row_norms, value_cells)
+                              check_positive, check_same_index, check_size, dtype_from_values, row_norms, shown_names, value_cells)
 
 # %% ../nbs/02b_backend.ipynb #5ce5fbdf
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
@@ -192,12 +192,12 @@ def _labels_for(labels_fn, index, n_groups):
         raise ValueError(f'labels_fn must return one integer label in [0, {n_groups}) per row')
     return labels.astype(np.int64)
 
-# %% ../nbs/02b_backend.ipynb #ef72d352
+# %% ../nbs/02b_backend.ipynb #d454cf7f
 def _check_columns(dtypes, columns, what='columns', later=False):
     "`columns` as a list of column names of a frame with these `dtypes` (a Series), all numeric or bool (`later`: or of a dtype their values decide, object or strings, to be converted at the first pass)."
     columns = [columns] if isinstance(columns, str) or not np.iterable(columns) else list(columns)
     missing = [c for c in columns if c not in dtypes.index]
-    if missing: raise ValueError(f'{what}: {missing} are not columns of the data; its columns are {list(dtypes.index)}')
+    if missing: raise ValueError(f'{what}: {shown_names(missing)} are not columns of the data; its columns are {list(dtypes.index)}')
     bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(dtypes[c]) or pd.api.types.is_bool_dtype(dtypes[c])
                                       or (later and dtype_from_values(dtypes[c])))
            or pd.api.types.is_complex_dtype(dtypes[c])]
@@ -603,7 +603,7 @@ class CausalRows:
 
     def __repr__(self): return f'CausalRows(n={self.n}, d={self.d}, backend={self.rows.backend!r})'
 
-# %% ../nbs/02b_backend.ipynb #e73abcaa
+# %% ../nbs/02b_backend.ipynb #40aa1114
 def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
                 *,
                 outcome,  # outcome column name (None: no outcome, e.g. a propensity model)
@@ -623,7 +623,7 @@ def causal_rows(frame,  # a pandas or dask.dataframe.DataFrame
     if covariates is None: covariates = [c for c in cols if c not in named.values()]
     covariates = check_distinct(covariates, 'covariates')
     missing = [c for c in covariates if c not in cols]
-    if missing: raise ValueError(f'covariates {missing} are not columns of data; its columns are {cols}')
+    if missing: raise ValueError(f'covariates {shown_names(missing)} are not columns of data; its columns are {cols}')
     clash = [c for c in covariates if c in named.values()]
     if clash: raise ValueError(f'covariates must not include the outcome or treatment column; found {clash}')
     if not covariates: raise ValueError('covariates: at least one covariate column is needed')

@@ -14,15 +14,36 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'WRONG_ROW', 'check_epsilon', 'check_delta',
-           'check_sensitivity', 'check_value', 'check_positive', 'check_bound', 'check_finite_number', 'check_fraction',
-           'check_int', 'check_size', 'check_choice', 'check_estimand', 'check_calibration', 'check_lam', 'check_tol',
-           'check_constant', 'check_propensity_bounds', 'check_truncation', 'check_distinct', 'check_column_name',
-           'check_numeric_dtype', 'dtype_from_values', 'as_real_floats', 'value_cells', 'check_finite',
-           'check_binary_treatment', 'check_binary_outcome', 'check_same_index', 'as_float_matrix', 'row_norms',
-           'project_to_unit_ball', 'check_unit_ball', 'patch', 'user_stacklevel']
+__all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BOUND', 'WRONG_ROW', 'shown', 'shown_names',
+           'check_epsilon', 'check_delta', 'check_sensitivity', 'check_value', 'check_positive', 'check_bound',
+           'check_finite_number', 'check_fraction', 'check_int', 'check_size', 'check_choice', 'check_estimand',
+           'check_calibration', 'check_lam', 'check_tol', 'check_constant', 'check_propensity_bounds',
+           'check_truncation', 'check_distinct', 'check_column_name', 'check_numeric_dtype', 'dtype_from_values',
+           'as_real_floats', 'value_cells', 'check_finite', 'check_binary_treatment', 'check_binary_outcome',
+           'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch',
+           'user_stacklevel']
 
-# %% ../nbs/00a_checks.ipynb #80cc2579
+# %% ../nbs/00a_checks.ipynb #9f1c8040
+def shown(value,  # an argument as the user passed it
+         ) -> str:
+    "How an error message shows an argument: its repr if a number, string, None or a pair of them; else its type (and size), never its items."
+    plain = (str, numbers.Number, type(None))
+    if isinstance(value, plain) and not isinstance(value, np.ndarray): return repr(value)
+    if isinstance(value, (tuple, list)) and len(value) <= 2 and all(isinstance(v, plain) for v in value): return repr(value)
+    size = f' of {len(value)} items' if isinstance(value, (tuple, list, set, dict)) else ''
+    shape = getattr(value, 'shape', None)
+    shape = f' of shape {tuple(shape)}' if isinstance(shape, tuple) and all(isinstance(k, int) for k in shape) else ''
+    return f'a {type(value).__name__}{size or shape}'
+
+# %% ../nbs/00a_checks.ipynb #e55afc78
+def shown_names(names,  # column names a message reports (not found, named twice)
+               ) -> str:
+    "Names for a message: the strings as given, the integers only counted (an integer 'name' may be a value of the data)."
+    text = [c for c in names if isinstance(c, str)]
+    k = len(names) - len(text)
+    return f'{text}' + (f' and {k} integer name(s)' if k else '')
+
+# %% ../nbs/00a_checks.ipynb #48bbdd5c
 def _is_real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
@@ -41,15 +62,15 @@ def check_epsilon(epsilon,  # the value to check
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
         raise TypeError(f'{name} must be a real number, got {type(epsilon).__name__}')
     if not _finite(epsilon) or epsilon <= 0:
-        raise ValueError(f'{name} must be a finite number > 0, got {epsilon!r}')
+        raise ValueError(f'{name} must be a finite number > 0, got {shown(epsilon)}')
     epsilon = float(epsilon)
     if epsilon <= 0:  # a positive number below the smallest double
-        raise ValueError(f'{name} must be a finite number > 0, got {epsilon!r}')
+        raise ValueError(f'{name} must be a finite number > 0, got {shown(epsilon)}')
     if upper is not None and epsilon >= upper:
-        raise ValueError(f'{name} must be < {upper} for this calibration, got {epsilon!r}')
+        raise ValueError(f'{name} must be < {upper} for this calibration, got {shown(epsilon)}')
     return epsilon
 
-# %% ../nbs/00a_checks.ipynb #6263e5d3
+# %% ../nbs/00a_checks.ipynb #cd62865c
 def check_delta(delta,  # the value to check
                 name: str = 'delta',  # the argument name used in the error message
                 allow_zero: bool = False,  # accept 0 (pure DP)
@@ -60,7 +81,7 @@ def check_delta(delta,  # the value to check
     ok = (0 <= delta < 1) if allow_zero else (0 < delta < 1)
     if ok: delta = float(delta)
     if not ok:
-        raise ValueError(f'{name} must lie in {"[0, 1)" if allow_zero else "(0, 1)"}, got {delta!r}')
+        raise ValueError(f'{name} must lie in {"[0, 1)" if allow_zero else "(0, 1)"}, got {shown(delta)}')
     return delta
 
 # %% ../nbs/00a_checks.ipynb #6b0fcccf
@@ -88,13 +109,13 @@ def check_value(value,  # a number or a 1-d array of numbers
     arr.flags.writeable = False
     return arr
 
-# %% ../nbs/00a_checks.ipynb #71b66012
+# %% ../nbs/00a_checks.ipynb #d4f7fcd7
 def check_positive(value,  # the value to check
                    name: str,  # the argument name used in the error message
                   ) -> float:  # `value` as a float
     "Return `value` as a float, or raise `ValueError` naming `name` unless it is a finite real number > 0."
     if not _is_real(value) or not _finite(value) or value <= 0:
-        raise ValueError(f'{name} must be a finite number > 0, got {value!r}')
+        raise ValueError(f'{name} must be a finite number > 0, got {shown(value)}')
     return float(value)
 
 
@@ -114,19 +135,19 @@ def check_finite_number(value,  # the value to check
                        ) -> float:  # `value` as a float
     "Return `value` as a float, or raise `ValueError` naming `name` unless it is a finite real number (of any sign)."
     if not _is_real(value) or not _finite(value):
-        raise ValueError(f'{name} must be a finite number{hint}, got {value!r}')
+        raise ValueError(f'{name} must be a finite number{hint}, got {shown(value)}')
     return float(value)
 
-# %% ../nbs/00a_checks.ipynb #7b25db06
+# %% ../nbs/00a_checks.ipynb #c3ada299
 def check_fraction(value,  # the share to check
                    name: str,  # the argument name used in the error message (e.g. 'variance_share (pi)')
                   ) -> float:  # `value` as a float
     "Return `value` as a float, or raise `ValueError` naming `name` unless 0 < value < 1."
     if not _is_real(value) or not 0 < value < 1:
-        raise ValueError(f'{name} must lie in (0, 1), got {value!r}')
+        raise ValueError(f'{name} must lie in (0, 1), got {shown(value)}')
     return float(value)
 
-# %% ../nbs/00a_checks.ipynb #387af3b3
+# %% ../nbs/00a_checks.ipynb #eaaf73b7
 def check_int(value,  # the value to check
               name: str,  # the argument name used in the error message
               lo: int,  # the smallest allowed value
@@ -136,7 +157,7 @@ def check_int(value,  # the value to check
     "Return `value` as an int, or raise `ValueError` naming `name` unless it is an integer in [lo, hi]."
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo or (hi is not None and value > hi):
         rng_txt = f'>= {lo}' if hi is None else f'in [{lo}, {hi}]'
-        raise ValueError(f'{name} must be an integer {rng_txt}{hint}, got {value!r}')
+        raise ValueError(f'{name} must be an integer {rng_txt}{hint}, got {shown(value)}')
     return int(value)
 
 
@@ -146,10 +167,10 @@ def check_size(n,  # the size to check
               ) -> int:  # `n` as an int
     "Return `n` as an int, or raise `ValueError` naming `name` unless it is an integer in [lo, 2**62)."
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not lo <= n < 2**62:
-        raise ValueError(f'{name} must be an integer in [{lo}, 2**62), got {n!r}')
+        raise ValueError(f'{name} must be an integer in [{lo}, 2**62), got {shown(n)}')
     return int(n)
 
-# %% ../nbs/00a_checks.ipynb #10b720ef
+# %% ../nbs/00a_checks.ipynb #bfc4575f
 ESTIMANDS = ('ATE', 'ATT', 'ATC')  # the effects the estimators release: on everyone, on the treated, on the controls
 CALIBRATIONS = ('analytic', 'classical')  # Gaussian calibrations: Balle & Wang (2018), or the classical bound
 
@@ -165,7 +186,7 @@ def check_choice(value,  # the user's choice
                  name: str,  # the argument name used in the error message
                 ):
     "Return `value` if it is one of `allowed`, else raise `ValueError` naming `name` and the allowed values."
-    if value not in allowed: raise ValueError(f'{name} must be {_options(allowed)}, got {value!r}')
+    if value not in allowed: raise ValueError(f'{name} must be {_options(allowed)}, got {shown(value)}')
     return value
 
 
@@ -182,11 +203,11 @@ def check_calibration(calibration: str,  # 'analytic' or 'classical'
     "Validate the Gaussian calibration: the classical one needs $\\varepsilon < 1$."
     check_choice(calibration, CALIBRATIONS, 'calibration')
     if calibration == 'classical' and epsilon >= 1:
-        raise ValueError(f'{name} must be < 1 for the classical Gaussian calibration, got {epsilon!r}; '
+        raise ValueError(f'{name} must be < 1 for the classical Gaussian calibration, got {shown(epsilon)}; '
                          "use calibration='analytic' (valid for any epsilon)")
     return calibration
 
-# %% ../nbs/00a_checks.ipynb #9e66979d
+# %% ../nbs/00a_checks.ipynb #85786796
 MIN_LAM = 1e-12  # the ERM's smallest lambda: far above the rounding of H's entries (at most 1/4), so H + lambda I stays invertible
 
 
@@ -198,17 +219,17 @@ def check_lam(lam,  # $\lambda$
     "Validate a regularisation constant: a finite number >= `MIN_LAM`, or within [`lower`, `upper`] when either is given."
     if lower is None and upper is None:
         if not _is_real(lam) or not _finite(lam) or lam <= 0:
-            raise ValueError(f'{name} (the L2 regularisation constant lambda) must be a finite number > 0, got {lam!r}')
+            raise ValueError(f'{name} (the L2 regularisation constant lambda) must be a finite number > 0, got {shown(lam)}')
         if lam < MIN_LAM:
             raise ValueError(f'{name} (the L2 regularisation constant lambda) must be at least {MIN_LAM:g}: below it the '
-                             f'Newton system can be singular in double precision, got {lam!r}')
+                             f'Newton system can be singular in double precision, got {shown(lam)}')
         return float(lam)
     ok = _is_real(lam) and (lam > 0 if lower is None else lam >= lower) and (
         _finite(lam) if upper is None else lam <= upper)
     if not ok:
         lo = '(0' if lower is None else f'[{lower:g}'
         hi = 'inf)' if upper is None else f'{upper:g}]'
-        raise ValueError(f'{name} must be in {lo}, {hi}, got {lam!r}')
+        raise ValueError(f'{name} must be in {lo}, {hi}, got {shown(lam)}')
     return float(lam)
 
 
@@ -219,23 +240,23 @@ def check_tol(tol,  # $\tau$, the gradient tolerance the solver certifies
              ) -> float:  # `tol` as a float
     "Validate the certified gradient tolerance: a finite number > 0."
     if not _is_real(tol) or not 0 < tol < math.inf:
-        raise ValueError(f'tol (the certified gradient tolerance) must be a finite number > 0, got {tol!r}')
+        raise ValueError(f'tol (the certified gradient tolerance) must be a finite number > 0, got {shown(tol)}')
     if tol < MIN_TOL:
         raise ValueError(f'tol (the certified gradient tolerance) must be at least {MIN_TOL:g}: a smaller gradient cannot be '
-                         f'certified in double precision, got {tol!r}')
+                         f'certified in double precision, got {shown(tol)}')
     return float(tol)
 
-# %% ../nbs/00a_checks.ipynb #feb52e59
+# %% ../nbs/00a_checks.ipynb #ae05445b
 def check_constant(constant,  # the constant feature $c\in(0,1)$, or None (no intercept)
                    name: str = 'constant (the intercept feature c)',  # argument name for the message
                   ) -> float | None:
     "Validate the constant feature: None or a number in (0, 1)."
     if constant is None: return None
     if not _is_real(constant) or not 0 < float(constant) < 1:
-        raise ValueError(f'{name} must lie in (0, 1) or be None, got {constant!r}')
+        raise ValueError(f'{name} must lie in (0, 1) or be None, got {shown(constant)}')
     return float(constant)
 
-# %% ../nbs/00a_checks.ipynb #a84349a8
+# %% ../nbs/00a_checks.ipynb #572b2874
 MIN_PROPENSITY_BOUND = 1e-6  # weights up to 1e6; smaller bounds give no usable release and overflow its algebra
 
 
@@ -248,13 +269,13 @@ def check_propensity_bounds(clip,  # $\omega\in(0,\frac12]$ meaning $[\omega, 1-
                          'the sensitivity of the IPW estimate is unbounded without them')
     if _is_real(clip):
         w = float(clip)
-        if not (0 < w <= 0.5): raise ValueError(f'{name} (omega) must lie in (0, 1/2], got {clip!r}')
+        if not (0 < w <= 0.5): raise ValueError(f'{name} (omega) must lie in (0, 1/2], got {shown(clip)}')
         if w < MIN_PROPENSITY_BOUND:
-            raise ValueError(f'{name} (omega) must be at least {MIN_PROPENSITY_BOUND:g} (weights up to 1/omega), got {clip!r}')
+            raise ValueError(f'{name} (omega) must be at least {MIN_PROPENSITY_BOUND:g} (weights up to 1/omega), got {shown(clip)}')
         return (w, 1 - w)
     try: w1, w2 = (float(v) for v in clip)
     except (TypeError, ValueError):
-        raise ValueError(f'{name} must be a number omega in (0, 1/2] or a pair (omega1, omega2), got {clip!r}') from None
+        raise ValueError(f'{name} must be a number omega in (0, 1/2] or a pair (omega1, omega2), got {shown(clip)}') from None
     if not (0 < w1 <= w2 < 1) or not (math.isfinite(w1) and math.isfinite(w2)):
         raise ValueError(f'{name}: need 0 < omega1 <= omega2 < 1, got ({w1!r}, {w2!r})')
     if w1 < MIN_PROPENSITY_BOUND or 1 - w2 < MIN_PROPENSITY_BOUND:
@@ -267,26 +288,31 @@ def check_truncation(truncation,  # $a$, the requested truncation
                     ) -> float:
     "Return $a$ as a float, or raise unless 0 < a < 1/2."
     if not _is_real(truncation) or not 0 < truncation < 0.5:
-        raise ValueError(f'truncation (a) must lie in (0, 1/2), got {truncation!r}')
+        raise ValueError(f'truncation (a) must lie in (0, 1/2), got {shown(truncation)}')
     return float(truncation)
 
-# %% ../nbs/00a_checks.ipynb #292f4c0f
+# %% ../nbs/00a_checks.ipynb #544e164c
 def check_distinct(names,  # column names, as given
                    argument: str,  # the argument (or flag) that named them, for the message
                   ) -> list:
-    "The names as a list, or `ValueError` naming `argument` and each name given more than once."
+    "The names as a list, or `ValueError` naming `argument` and each name given more than once; names are strings or integers, never a column of data (refused by its type, its items unshown)."
+    if isinstance(names, (set, frozenset, dict)) or hasattr(names, 'dtypes') or hasattr(names, '__dask_graph__') or (
+            hasattr(names, 'dtype') and (isinstance(names, pd.Series) or getattr(names.dtype, 'kind', 'O') not in 'iuOSUT')):
+        raise TypeError(f'{argument} must be a list of column names, got {type(names).__name__}')  # a Series, a frame, a set: never its items
     names = [names] if isinstance(names, str) else list(names)
+    odd = [type(c).__name__ for c in names if isinstance(c, bool) or not isinstance(c, (str, numbers.Integral))]
+    if odd: raise TypeError(f'{argument} must be column names (str or int), got items of type {sorted(set(odd))}')
     twice = [c.item() if isinstance(c, np.generic) else c for c in dict.fromkeys(names) if names.count(c) > 1]  # 'x1', not np.str_('x1')
-    if twice: raise ValueError(f'{argument}: {twice} named more than once; name each column once')
+    if twice: raise ValueError(f'{argument}: {shown_names(twice)} named more than once; name each column once')
     return names
 
-# %% ../nbs/00a_checks.ipynb #afd23091
+# %% ../nbs/00a_checks.ipynb #47f5610d
 def check_column_name(column,  # a column name as given
                       argument: str,  # the argument that named it, for the message
                       columns: list,  # the frame's column names (public schema)
                      ):
     "`column` if it is a name (str or int, not bool) among `columns`; else `TypeError` or `ValueError` naming `argument`, never a value."
-    if not isinstance(column, (str, int)) or isinstance(column, bool):  # never repr a Series or an array: it is data
+    if not isinstance(column, (str, numbers.Integral)) or isinstance(column, (bool, np.bool_)):  # never repr a Series or an array: it is data
         raise TypeError(f'with data given, {argument} must be a column name (str or int), got {type(column).__name__}')
     if column not in columns: raise ValueError(f'{argument}={column!r} is not a column of data; its columns are {columns}')
     return column

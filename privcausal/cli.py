@@ -278,7 +278,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #6830edd1
+# %% ../nbs/09_cli.ipynb #b5381765
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -292,7 +292,7 @@ def _budget(text: str | None):
 
 @dataclasses.dataclass(frozen=True)
 class NewLedger:
-    "A ledger file a release will create with its `--budget` total: made by `_ledger_first`, once every flag has been checked."
+    "A ledger file a release will create with its `--budget` total: made by _ledger_first, once every flag has been checked."
     path: str  # --ledger FILE (not there when it was looked for)
     total: tuple  # (epsilon, delta) from --budget
     budget: str  # --budget as written (for messages)
@@ -327,7 +327,7 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
                 budget: str | None = None,  # --budget EPS[,DELTA]: the total of a new ledger
                 dry_run: bool = False,  # only read (or imagine) the ledger: write nothing
                 delta: float | None = None,  # the delta the release spends, when the flags fix it: a new ledger without DELTA is refused for it
-                create: bool = True,  # create a new file now; False: return a `NewLedger` that `_ledger_first` creates after the plan
+                create: bool = True,  # create a new file now; False: return a `NewLedger` that _ledger_first creates after the plan
                ):
     "The file-backed ledger a command charges (an unsaved copy in a dry run), a `NewLedger` to create later, or None."
     if path is None:
@@ -358,7 +358,7 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #8f7942fe
+# %% ../nbs/09_cli.ipynb #37d183f5
 def _data_options(p):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
@@ -374,9 +374,9 @@ def _data_options(p):
     p.add_argument('--n-rows', type=int, metavar='N', help='the PUBLIC number of rows of DATA, checked against it (default: counted)')
 
 
-def _release_options(p, delta_required=False, split_column=False):
+def _release_options(p, delta_required=False, split_column=False, delta_help=None):
     p.add_argument('--epsilon', type=float, required=True, help='epsilon of the whole release')
-    p.add_argument('--delta', type=float, required=delta_required, help='delta of the whole release, in (0, 1)')
+    p.add_argument('--delta', type=float, required=delta_required, help=delta_help or 'delta of the whole release, in (0, 1)')
     p.add_argument('--seed', type=_seed, help='seeded research mode (NOT floating-point safe noise); default: secure noise')
     p.add_argument('--ledger', metavar='FILE', help='charge the privacy ledger kept in FILE (refused if it would overspend)')
     p.add_argument('--budget', metavar='EPS[,DELTA]', help='total of a new --ledger FILE (a ledger that takes delta > 0: give DELTA)')
@@ -888,7 +888,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #c85483b3
+# %% ../nbs/09_cli.ipynb #a81dcd5d
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -908,7 +908,8 @@ def _effect_arguments(spec):
         p.add_argument('--estimand', default='ATE', choices=['ATE', 'ATT', 'ATC'])
         p.add_argument('--dask', metavar='local|ADDRESS', help="run on a Dask cluster ('local', or a scheduler address); DATA a Parquet or CSV file or glob")
         p.add_argument('--n-rows', type=int, metavar='N', help='the PUBLIC number of rows of DATA, checked against it (default: counted)')
-        _release_options(p, delta_required=spec.name != 'effect')  # (effect: not for --method wate; checked with the other flags)
+        _release_options(p, delta_required=spec.name != 'effect', delta_help=None if spec.name != 'effect' else
+                         'delta of the whole release, in (0, 1); required by every method but --method wate')
         for flag, kw in spec.extra: p.add_argument(flag, **kw)
         skip = SHARED + (_dim_unused() if spec.name == 'dim' else ())  # the dim command offers no setting that needs covariates
         p.set_defaults(_plan_fields=plan_arguments(p, *spec.plan_classes(), skip=skip))
@@ -1034,7 +1035,11 @@ def _effect_body(spec, args):
     "An effect command: the settings from the flags, then (on the Dask cluster --dask names) a dry run's plan or the release."
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     if args.delta is None and extra.get('method') != 'wate':  # (the other effect commands' parsers require it)
-        raise ValueError(f"--delta is required for --method {extra.get('method')}: every method spends delta but --method wate")
+        raise ValueError('--delta is required: every method spends delta but --method wate' +
+                         (f" (--method {extra['method']})" if extra.get('method') not in (None, 'auto') else ''))
+    if args.delta is not None:  # (--method wate ignores it, but a wrong one is refused as in a dry run: audit 21 F6)
+        from privcausal.checks import check_delta
+        check_delta(args.delta, '--delta')
     options = plan_options(args, args._plan_fields)
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)

@@ -33,8 +33,8 @@ __all__ = ['DATASETS', 'NSW_COVARIATES', 'IHDP_CONTINUOUS', 'IHDP_BINARY', 'IHDP
            'DatasetSpec', 'DatasetUnavailableError', 'DatasetIntegrityError', 'data_home', 'fetch_dataset',
            'dataset_path', 'list_datasets', 'load_nsw', 'load_ihdp', 'TuebingenPairs', 'load_tuebingen', 'load_adult']
 
-# %% ../nbs/02_data.ipynb #a64b58a4
-from .checks import check_binary_treatment, check_bound, check_column_name, check_distinct, check_finite, check_same_index
+# %% ../nbs/02_data.ipynb #eb8164bc
+from .checks import check_binary_treatment, check_bound, check_column_name, check_distinct, check_finite, check_same_index, shown, shown_names
 
 # %% ../nbs/02_data.ipynb #81d0418a
 @dataclass(frozen=True, eq=False)
@@ -60,7 +60,7 @@ class CausalData:
         cov = ', '.join(self.covariates[:6]) + (', ...' if self.d > 6 else '')
         return f'CausalData(n={self.n}, d={self.d}, covariates=[{cov}])'
 
-# %% ../nbs/02_data.ipynb #dd46d20e
+# %% ../nbs/02_data.ipynb #cfb7d565
 def _no_duplicate_columns(frame, name):
     dups = list(dict.fromkeys(c for c in frame.columns[frame.columns.duplicated()]))
     if dups: raise ValueError(f'{name} has duplicated column names {dups}: rename them so that each column has one name')
@@ -75,7 +75,7 @@ def _from_frame(data, outcome, treatment, covariates):
     if covariates is None: covariates = [c for c in cols if c not in (outcome, treatment)]
     covariates = check_distinct(covariates, 'covariates')
     missing = [c for c in covariates if c not in cols]
-    if missing: raise ValueError(f'covariates {missing} are not columns of data; its columns are {cols}')
+    if missing: raise ValueError(f'covariates {shown_names(missing)} are not columns of data; its columns are {cols}')
     clash = [c for c in covariates if c in (outcome, treatment)]
     if clash: raise ValueError(f'covariates must not include the outcome or treatment column; found {clash}')
     nonnum = [c for c in covariates if pd.api.types.is_complex_dtype(data[c]) or
@@ -137,7 +137,7 @@ def as_causal_data(data:pd.DataFrame|None=None, # a frame holding the outcome, t
     n_treated = int(t.sum())  # NOT PRIVATE; an empty arm is NOT refused: that would make one record decide a refusal
     return CausalData(_readonly(X), _readonly(t), _readonly(y), covariates, n, n_treated, n - n_treated)
 
-# %% ../nbs/02_data.ipynb #04841480
+# %% ../nbs/02_data.ipynb #5182de0e
 def _level_key(v) -> str:
     "The string by which a value and a declared level are compared (see above)."
     if isinstance(v, (bool, np.bool_)): return str(bool(v))
@@ -159,8 +159,8 @@ def _declared_levels(df, levels, other) -> dict:
     out = {}
     for col, lv in levels.items():
         if col not in df.columns: raise ValueError(f'levels declares column {col!r}, which is not a column of df; its columns are {list(df.columns)}')
-        if isinstance(lv, (str, bytes, Mapping)) or not hasattr(lv, '__iter__'):
-            raise TypeError(f'levels[{col!r}] must be a sequence of levels (a list or tuple), got {type(lv).__name__}')
+        if isinstance(lv, (str, bytes, Mapping)) or not hasattr(lv, '__iter__') or hasattr(lv, 'dtype'):  # a Series or an array is data
+            raise TypeError(f'levels[{col!r}] must be a list or tuple of PUBLIC levels, got {type(lv).__name__}')
         lv = list(lv)
         if not lv: raise ValueError(f'levels[{col!r}] is empty: declare at least the reference level')
         for level in lv:
@@ -221,16 +221,16 @@ def dummy_code(df:pd.DataFrame, # the data: categorical and other columns
         for j, level in enumerate(lv[1:], start=1): pieces[f'{col}={level}'] = (idx == j).astype(np.float64)
     return pd.DataFrame(pieces, index=df.index)
 
-# %% ../nbs/02_data.ipynb #6d31ae13
+# %% ../nbs/02_data.ipynb #22ab384b
 def check_numeric_columns(df:pd.DataFrame, # the data
                           columns=None, # the columns meant to be numeric (default: all)
                          ) -> pd.DataFrame: # a copy of `df` with `columns` as float64
     "Return `df` with `columns` as floats, or raise `TypeError` naming each column that holds text or complex numbers (never its values)."
     if not isinstance(df, pd.DataFrame): raise TypeError(f'df must be a pandas DataFrame, got {type(df).__name__}')
     _no_duplicate_columns(df, 'df')
-    columns = list(df.columns) if columns is None else [columns] if isinstance(columns, str) else list(columns)
+    columns = list(df.columns) if columns is None else check_distinct(columns, 'columns')  # names, never a column itself
     missing = [c for c in columns if c not in df.columns]
-    if missing: raise ValueError(f'columns {missing} are not columns of df; its columns are {list(df.columns)}')
+    if missing: raise ValueError(f'columns {shown_names(missing)} are not columns of df; its columns are {list(df.columns)}')
     def numeric(s):
         if pd.api.types.is_complex_dtype(s): return False
         if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s): return True
@@ -304,7 +304,7 @@ class ClippedValues:
         return (f'ClippedValues(n={self.values.size}, interval=[{self.lower:g}, {self.upper:g}]; '
                 f'n_clipped NOT PRIVATE: {self.n_clipped})')
 
-# %% ../nbs/02_data.ipynb #776379bf
+# %% ../nbs/02_data.ipynb #5c2c7052
 def clip_to_interval(y, # values to clip (any shape)
                      lower:float, # PUBLIC lower bound
                      upper:float, # PUBLIC upper bound, > lower
@@ -314,7 +314,7 @@ def clip_to_interval(y, # values to clip (any shape)
     y = check_finite(y, name=name) if np.ndim(y) else check_finite(np.atleast_1d(y), name=name)
     for arg, v in (('lower', lower), ('upper', upper)):
         if isinstance(v, bool) or not isinstance(v, numbers.Real) or not np.isfinite(v):
-            raise ValueError(f'{arg} must be a finite number, got {v!r}')
+            raise ValueError(f'{arg} must be a finite number, got {shown(v)}')
     if not lower < upper: raise ValueError(f'lower must be < upper, got lower={lower!r}, upper={upper!r}')
     warnings.warn(f'values of {name} outside the public interval [{lower:g}, {upper:g}] are clipped to it; how many is in '
                   "the result's n_clipped (NOT PRIVATE)", stacklevel=2)

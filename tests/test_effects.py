@@ -356,3 +356,27 @@ def test_integer_column_names_without_covariates():
     b = effect(df, outcome=2, treatment=1, covariates=(), outcome_bounds=(-5, 5), randomised=True, epsilon=1.0, delta=1e-6,
                rng=np.random.default_rng(1))
     assert a.estimate == b.estimate and a.method == 'Difference in means'
+
+
+def test_a_column_passed_where_names_or_bounds_belong_shows_none_of_its_values():
+    """Audit 21 F1-F3: a column given as `covariates`, as a `covariate_bounds` key or range, as `outcome_bounds`, as `n`
+    or as PP-IPW's bounds was refused with its values in the message. Each is refused by its type now, before the ledger."""
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({'x': 5553.5 + g.normal(size=80), 'z': g.normal(size=80), 't': g.integers(0, 2, 80),
+                       'y': 9870.5 + g.normal(size=80)})
+    ledger = PrivacyLedger(epsilon=50.0, delta=1e-3)
+    common = dict(outcome='y', treatment='t', epsilon=1.0, delta=1e-6, ledger=ledger, rng=np.random.default_rng(1))
+    fit = dict(covariate_bounds={'z': (-5, 5)}, outcome_bounds=(9000, 11000))
+    cases = [(gformula, dict(covariates=df['x'], **fit)), (gformula, dict(covariates=list(df['x']), **fit)),
+             (aipw, dict(covariates=df['x'].to_numpy(), **fit)), (effect, dict(covariates=tuple(df['x']), **fit)),
+             (gformula, dict(covariates=['z'], covariate_bounds={'z': (-5, 5), float(df['x'].iloc[0]): (0, 1)}, outcome_bounds=(9000, 11000))),
+             (gformula, dict(covariates=['z'], covariate_bounds={'z': df['z']}, outcome_bounds=(9000, 11000))),
+             (dim, dict(outcome_bounds=df['y'])), (dim, dict(outcome_bounds=list(df['y']))),
+             (dim, dict(outcome_bounds=(9000, 11000), n=df['y'])),
+             (pc.pp_ipw, dict(covariates=['z'], covariate_bounds={'z': (-5, 5)}, outcome_bounds=(9000, 11000), propensity_bounds=df['z'])),
+             (pc.pp_ipw, dict(covariates=['z'], covariate_bound=df['z'], outcome_bound=2000.0, propensity_bounds=0.05))]
+    for fn, kw in cases:
+        with pytest.raises((TypeError, ValueError)) as e:
+            fn(df, **common, **kw)
+        assert '5553' not in str(e.value) and '5554' not in str(e.value) and '987' not in str(e.value), (fn.__name__, str(e.value)[:300])
+    assert ledger.entries == ()

@@ -159,10 +159,15 @@ def test_effect_method_wate_needs_no_delta(tmp_path):
     assert code == 0 and json.loads(out)['choice']['method'] == 'wate', err
     for method in ('auto', 'gformula', 'aipw', 'ipw'):
         code, _, err = call(*[a if a != str(data) else str(tmp_path / 'missing.csv') for a in argv], '--method', method)
-        assert code == 2 and f'--delta is required for --method {method}' in err, err  # before DATA (missing) is opened
+        assert code == 2 and '--delta is required' in err and (method == 'auto' or f'--method {method}' in err), err  # before DATA (missing) is opened
     kw = dict(outcome='y', treatment='t', covariates=['a', 'b'], covariate_bounds={'a': (-5, 5), 'b': (-5, 5)},
               outcome_type='binary', epsilon=1.0, rng=np.random.default_rng(1))
     assert effect(frame, method='wate', **kw).method == 'WATE'
+    for bad in (5, 0, -1, float('nan')):  # a given delta is checked, as a dry run checks it (audit 21 F6)
+        with pytest.raises((ValueError, TypeError), match='delta'):
+            effect(frame, method='wate', delta=bad, **kw)
+        code, _, err = call(*argv, '--method', 'wate', f'--delta={bad}')
+        assert code == 2 and '--delta must lie in (0, 1)' in err, err
     book = PrivacyLedger(epsilon=5.0, delta=1e-5)
     with pytest.raises(TypeError, match="effect\\(\\) needs delta for method='auto'"):
         effect(frame, ledger=book, **kw)
