@@ -36,15 +36,15 @@ __all__ = ['LAM_MIN', 'MAX_TRAIN', 'SCORES', 'PRIVATE_SCORES', 'split_sizes', 's
 from .checks import (check_delta, check_epsilon, check_finite_number, check_fraction, check_int, check_lam,
                                as_real_floats, check_positive, dtype_from_values, patch, shown, value_cells)
 
-# %% ../nbs/07_anm.ipynb #bbee8e42
+# %% ../nbs/07_anm.ipynb #5e1f3c85
 def split_sizes(n: int,  # number of records (public)
                 train_fraction: float = 0.5,  # share of records in the training part (public)
                ) -> tuple:  # (n_train, n_test) = (round(n * train_fraction), n - n_train)
     "The sizes of the parts of `split_indices(n, train_fraction)`: public numbers, known before any data are read."
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 4:
-        raise ValueError(f'n must be an integer >= 4, got {n!r}')
+        raise ValueError(f'n must be an integer >= 4, got {shown(n)}')
     if isinstance(train_fraction, bool) or not isinstance(train_fraction, numbers.Real) or not 0 < train_fraction < 1:
-        raise ValueError(f'train_fraction must be in (0, 1), got {train_fraction!r}')
+        raise ValueError(f'train_fraction must be in (0, 1), got {shown(train_fraction)}')
     n_train = int(round(n * train_fraction))
     if n_train < 2 or n - n_train < 2:
         raise ValueError(f'train_fraction={train_fraction} leaves {n_train} training and {n - n_train} test records; need >= 2 of each')
@@ -386,13 +386,13 @@ def anm_fit(x,  # the putative cause, one record per position
     "Scale with public bounds, split, fit $\\hat f$ and $\\hat g$ on the training part, residuals on the test part."
     return _fit(x, y, x_bounds, y_bounds, lam, bandwidth, train_fraction, seed, split, clip, stacklevel=2)
 
-# %% ../nbs/07_anm.ipynb #260c841a
+# %% ../nbs/07_anm.ipynb #db6a1397
 def _check_hsic_bandwidths(bandwidths):
     "Two positive finite numbers (input, residual), or an error naming `hsic_bandwidths`."
     try: values = tuple(bandwidths)
     except TypeError: values = None
     if values is None or isinstance(bandwidths, str) or len(values) != 2:
-        raise ValueError(f'hsic_bandwidths must be two positive numbers (input, residual), got {bandwidths!r}')
+        raise ValueError(f'hsic_bandwidths must be two positive numbers (input, residual), got {shown(bandwidths)}')
     return tuple(check_positive(v, 'hsic_bandwidths') for v in values)
 
 
@@ -401,7 +401,7 @@ def scores_of(fit: ANMFit,  # the fitted pipeline
               hsic_bandwidths: tuple = (0.5, 0.5),  # fixed public bandwidths of the HSIC kernels (input, residual)
              ) -> tuple:  # $(s_{X\to Y}, s_{Y\to X}) = (s(\mathbf x, \mathbf r_Y), s(\mathbf y, \mathbf r_X))$, NOT PRIVATE
     "The exact (non-private) scores of both directions."
-    if score not in SCORES: raise ValueError(f'score must be one of {SCORES}, got {score!r}')
+    if score not in SCORES: raise ValueError(f'score must be one of {SCORES}, got {shown(score)}')
     if score == 'hsic': hsic_bandwidths = _check_hsic_bandwidths(hsic_bandwidths)
     key = (score, tuple(hsic_bandwidths) if score == 'hsic' else None)
     if key in fit.cache: return fit.cache[key]
@@ -418,7 +418,7 @@ def decide(s_xy: float | None,  # score (or private score) of X -> Y
     if s_xy is None or s_yx is None or s_xy == s_yx: return None
     return 'x->y' if s_xy < s_yx else 'y->x'
 
-# %% ../nbs/07_anm.ipynb #dd84e49e
+# %% ../nbs/07_anm.ipynb #9316651c
 def rank_sensitivity(score: str,  # 'spearman' or 'kendall'
                      m: int,  # test size
                     ) -> float:
@@ -434,9 +434,9 @@ def hsic_test_sensitivity(m: int,  # test size
     if bound == 'tight':
         if m <= 3: raise ValueError(f'the tight HSIC bound needs m > 3, got m={m}')
         return (12.0 * m - 11.0) / (m - 1.0) ** 2
-    raise ValueError(f"bound must be 'theorem3' or 'tight', got {bound!r}")
+    raise ValueError(f"bound must be 'theorem3' or 'tight', got {shown(bound)}")
 
-# %% ../nbs/07_anm.ipynb #171c2446
+# %% ../nbs/07_anm.ipynb #148e62a5
 def residual_sensitivity(n: int,  # training size
                          lam: float,  # $\lambda \in [10^{-8}, 1]$
                          constant: str = 'corrected',  # 'corrected' $(4\sqrt2\lambda^{-3/2} + 4\lambda^{-1})/n$ or 'paper' $8/(n\lambda^{3/2})$
@@ -445,7 +445,7 @@ def residual_sensitivity(n: int,  # training size
     lam = _krr_lam(lam)
     if constant == 'corrected': return (4 * math.sqrt(2) * lam**-1.5 + 4 / lam) / n
     if constant == 'paper': return 8 * lam**-1.5 / n
-    raise ValueError(f"constant must be 'corrected' or 'paper', got {constant!r}")
+    raise ValueError(f"constant must be 'corrected' or 'paper', got {shown(constant)}")
 
 
 def hsic_train_sensitivity(n: int,  # training size
@@ -460,7 +460,7 @@ def hsic_train_sensitivity(n: int,  # training size
     R_over_n = residual_sensitivity(n, lam, constant)
     if form == 'paper': return 32 * lipschitz * math.sqrt(m) * R_over_n
     if form == 'direct': return 32 * lipschitz * R_over_n
-    raise ValueError(f"form must be 'paper' or 'direct', got {form!r}")
+    raise ValueError(f"form must be 'paper' or 'direct', got {shown(form)}")
 
 # %% ../nbs/07_anm.ipynb #779dca91
 def _reachable(ext, q1, q3, k):
@@ -497,7 +497,7 @@ def iqr_distance(a: np.ndarray,  # the data
         else: lo_k = mid
     return hi_k
 
-# %% ../nbs/07_anm.ipynb #f5ec6616
+# %% ../nbs/07_anm.ipynb #3986557d
 def _exp(t):
     try: return math.exp(t)
     except OverflowError: return math.inf
@@ -515,7 +515,7 @@ def iqr_bins(value: float,  # an IQR, > 0 and finite
             ) -> tuple:  # $(B_1, B_2)$, each (lower, upper) of a bin $[$lower, upper$)$ that contains `value`
     "Dwork & Lei's two bins: $B_1 = [e^{k_1}, e^{k_1+1})$, $k_1 = \\lfloor\\ln v\\rfloor$; $B_2 = [e^{k_2+1/2}, e^{k_2+3/2})$, $k_2 = \\lfloor\\ln v - \\frac12\\rfloor$."
     value = float(value)
-    if not 0 < value < math.inf: raise ValueError(f'value must be a positive finite IQR (an IQR of 0 lies in no bin), got {value!r}')
+    if not 0 < value < math.inf: raise ValueError(f'value must be a positive finite IQR (an IQR of 0 lies in no bin), got {shown(value)}')
     return _grid_bin(value, 0.0), _grid_bin(value, 0.5)
 
 
@@ -526,7 +526,7 @@ def iqr_distances(a: np.ndarray,  # the data
     if not 0 < value < math.inf: return 0, 0
     return tuple(iqr_distance(a, *b) for b in iqr_bins(value))
 
-# %% ../nbs/07_anm.ipynb #63ec9be1
+# %% ../nbs/07_anm.ipynb #18b2f671
 def ptr_threshold(epsilon: float,  # $\varepsilon$ of each test
                   delta: float,  # $\delta$ of the call
                   threshold='safe',  # 'safe', 'paper' or a number
@@ -535,7 +535,7 @@ def ptr_threshold(epsilon: float,  # $\varepsilon$ of each test
     if threshold == 'safe': T = 1 + math.log(1 / delta) / epsilon
     elif threshold == 'paper': T = 1 + math.log(1 / delta)
     elif isinstance(threshold, numbers.Real) and not isinstance(threshold, bool) and math.isfinite(threshold): T = float(threshold)
-    else: raise ValueError(f"threshold must be 'safe', 'paper' or a number, got {threshold!r}")
+    else: raise ValueError(f"threshold must be 'safe', 'paper' or a number, got {shown(threshold)}")
     if not math.isfinite(T):
         raise ValueError(f'epsilon={epsilon:g} gives an infinite test threshold 1 + ln(1/delta)/epsilon: epsilon is too small')
     return T
@@ -673,7 +673,7 @@ def prob_correct_iqr(margin: float | np.ndarray,  # $\gamma = (Q_y + Q_{r_X}) - 
     wrong = np.exp(-g) * (48 + 33 * g + 9 * g**2 + g**3) / 96
     return np.where(np.asarray(margin) >= 0, 1 - wrong, wrong)
 
-# %% ../nbs/07_anm.ipynb #5abfdd53
+# %% ../nbs/07_anm.ipynb #22a9db71
 def check_options(score: str,  # 'spearman', 'kendall', 'hsic' or 'iqr'
                   privacy: str,  # 'test', 'train' or 'both' (HSIC only)
                   epsilon: float,  # total $\varepsilon$
@@ -682,8 +682,8 @@ def check_options(score: str,  # 'spearman', 'kendall', 'hsic' or 'iqr'
     "Check the privacy options of a release (no data, no calibration): fail fast, before a slow fit."
     if score not in PRIVATE_SCORES:
         hint = ' (the variance score has unbounded sensitivity: use diagnostics)' if score == 'variance' else ''
-        raise ValueError(f'score must be one of {PRIVATE_SCORES} for a private release, got {score!r}{hint}')
-    if privacy not in ('test', 'train', 'both'): raise ValueError(f"privacy must be 'test', 'train' or 'both', got {privacy!r}")
+        raise ValueError(f'score must be one of {PRIVATE_SCORES} for a private release, got {shown(score)}{hint}')
+    if privacy not in ('test', 'train', 'both'): raise ValueError(f"privacy must be 'test', 'train' or 'both', got {shown(privacy)}")
     if privacy == 'both' and score != 'hsic':
         raise ValueError(f"privacy='both' is offered for the HSIC score only: the {score} training-set test uses test-set "
                          'quantities of unbounded test-set sensitivity')
@@ -705,7 +705,7 @@ _SMALLEST_NORMAL = 2.2250738585072014e-308  # sys.float_info.min
 
 _check_options = check_options  # the former private name (the CLI's), kept as an alias
 
-# %% ../nbs/07_anm.ipynb #aa57f583
+# %% ../nbs/07_anm.ipynb #f1b3e81f
 def _advanced_epsilon(e1, d_call, slack):
     try: return advanced(PrivacyCost(3 * e1, d_call), 4, slack).epsilon
     except (OverflowError, ValueError): return math.inf
@@ -726,7 +726,7 @@ def _iqr_epsilons(epsilon, delta, accounting):
             else: hi = mid
         if lo <= 0: raise ValueError(f"epsilon={epsilon:g} is too small for iqr_accounting='advanced'")
         return lo, d_call
-    raise ValueError(f"iqr_accounting must be 'record', 'paper' or 'advanced', got {accounting!r}")
+    raise ValueError(f"iqr_accounting must be 'record', 'paper' or 'advanced', got {shown(accounting)}")
 
 # %% ../nbs/07_anm.ipynb #8dde9348
 @dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
@@ -997,10 +997,10 @@ def plan_direction(n: int | None = None,  # number of records (public); or give 
     _announce(plan, stacklevel=2)
     return plan
 
-# %% ../nbs/07_anm.ipynb #b21e3dee
+# %% ../nbs/07_anm.ipynb #62a023bf
 def _check_target(target):
     if isinstance(target, bool) or not isinstance(target, numbers.Real) or not 0.5 < target < 1:
-        raise ValueError(f'target must be a probability in (0.5, 1), got {target!r}')
+        raise ValueError(f'target must be a probability in (0.5, 1), got {shown(target)}')
     return float(target)
 
 

@@ -23,11 +23,11 @@ __all__ = ['ROUNDS', 'SPLIT_PARTS', 'PermutationKey', 'permutation_key', 'keyed_
            'fit_logistic_rows', 'logistic_hessian_rows', 'ArmSums', 'arm_sums', 'RowsCheck', 'check_rows',
            'fit_logistic_unpenalised_rows', 'stack_groups', 'partition_map']
 
-# %% ../nbs/02b_backend.ipynb #c31f3127
+# %% ../nbs/02b_backend.ipynb #e436242a
 from .checks import (ESTIMANDS, as_real_floats, check_binary_treatment, check_column_name, check_constant, check_distinct, check_finite,
-                              check_positive, check_same_index, check_size, dtype_from_values, row_norms, shown_names, value_cells)
+                              check_positive, check_same_index, check_size, dtype_from_values, row_norms, shown, shown_names, value_cells)
 
-# %% ../nbs/02b_backend.ipynb #5ce5fbdf
+# %% ../nbs/02b_backend.ipynb #c274e3d4
 ROUNDS = 12  # Feistel half-rounds (6 full rounds); 4 half-rounds fail the uniformity tests below, 6 pass them
 _MUL1, _MUL2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)  # MurmurHash3's 64-bit finaliser constants
 
@@ -48,7 +48,7 @@ def permutation_key(seed=None,  # None (fresh OS entropy), an int >= 0, a `SeedS
     if seed is None or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0):
         seed = np.random.SeedSequence(None if seed is None else int(seed))
     if not isinstance(seed, np.random.SeedSequence):
-        raise TypeError(f'seed must be None, an int >= 0, a numpy SeedSequence or Generator, or a PermutationKey; got {seed!r}')
+        raise TypeError(f'seed must be None, an int >= 0, a numpy SeedSequence or Generator, or a PermutationKey; got {shown(seed)}')
     return PermutationKey(tuple(int(k) for k in seed.generate_state(ROUNDS, dtype=np.uint64)))
 
 # %% ../nbs/02b_backend.ipynb #36e2ce47
@@ -98,7 +98,7 @@ def keyed_permutation(row_index,  # global row positions in [0, n), any shape
         walk = walk[z >= n]
     return y.astype(np.int64).reshape(x.shape)
 
-# %% ../nbs/02b_backend.ipynb #a798feab
+# %% ../nbs/02b_backend.ipynb #abfdd885
 SPLIT_PARTS = ('fit', 'estimate')
 
 
@@ -112,7 +112,7 @@ def split_mask(row_index,  # global row positions in [0, n)
     n = check_size(n)
     m = check_size(m, 'm', 0)
     if m > n: raise ValueError(f'm must be at most n = {n}, got {m}')
-    if part not in SPLIT_PARTS: raise ValueError(f"part must be 'fit' or 'estimate', got {part!r}")
+    if part not in SPLIT_PARTS: raise ValueError(f"part must be 'fit' or 'estimate', got {shown(part)}")
     key, i = permutation_key(key), np.asarray(row_index)
     if i.ndim == 1 and i.size > 1 and i.dtype.kind in 'iu' and i[-1] - i[0] == i.size - 1 and (np.diff(i) == 1).all():
         # a worker's chunk is a range of rows, and Newton's passes (and the estimation part's) ask for the same range again: remember it
@@ -1101,7 +1101,7 @@ class ArmSums:
 
     def __repr__(self): return f'ArmSums[CONFIDENTIAL]({self.estimand}, arms [control, treated])'
 
-# %% ../nbs/02b_backend.ipynb #968596a9
+# %% ../nbs/02b_backend.ipynb #0534537d
 def arm_sums(rows,  # `Rows`, or a frame for `as_rows`
              *,
              outcome: str,  # outcome column
@@ -1119,12 +1119,12 @@ def arm_sums(rows,  # `Rows`, or a frame for `as_rows`
              bounding: str = 'clip',  # 'clip' the propensities to the bounds, or 'trim' (as `ipw.ipw_unit_weights`; ATE only)
             ) -> ArmSums:
     "Per-arm weighted sums over the estimation rows for the propensities of a given (released) logistic model."
-    if estimand not in ESTIMANDS: raise ValueError(f"estimand must be one of 'ATE', 'ATT', 'ATC', got {estimand!r}")
+    if estimand not in ESTIMANDS: raise ValueError(f"estimand must be one of 'ATE', 'ATT', 'ATC', got {shown(estimand)}")
     try: lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError): raise ValueError(f'bounds must be a pair (omega1, omega2), got {bounds!r}') from None
-    if not 0 < lo <= hi < 1: raise ValueError(f'bounds: need 0 < omega1 <= omega2 < 1, got {bounds!r}')
+    except (TypeError, ValueError): raise ValueError(f'bounds must be a pair (omega1, omega2), got {shown(bounds)}') from None
+    if not 0 < lo <= hi < 1: raise ValueError(f'bounds: need 0 < omega1 <= omega2 < 1, got {shown(bounds)}')
     if bounding not in ('clip', 'trim') or (bounding == 'trim' and estimand != 'ATE'):
-        raise ValueError(f"bounding must be 'clip', or 'trim' with the ATE; got {bounding!r} with {estimand!r}")
+        raise ValueError(f"bounding must be 'clip', or 'trim' with the ATE; got {shown(bounding)} with {estimand!r}")
     rows = as_rows(rows)
     cov = _check_columns(rows.dtypes, covariates, 'covariates')
     constant = check_constant(constant, 'constant')

@@ -46,8 +46,8 @@ __all__ = ['V_MODELS', 'EFFECT_SENSITIVITY', 'VARIANCE_MODES', 'VARIANCE_SHARE',
            'wate_diagnostics', 'dummy_code', 'load_adult_wate', 'truncated_estimand', 'simulate_imbalanced',
            'wate_paper_design', 'wate_imbalanced_design', 'resampled_design', 'simulation_study', 'summarise_study']
 
-# %% ../nbs/05_wate.ipynb #f5a8ae56
-from .checks import (ESTIMANDS, user_stacklevel, check_choice, check_distinct, check_epsilon, check_estimand,
+# %% ../nbs/05_wate.ipynb #71228c15
+from .checks import (shown, ESTIMANDS, user_stacklevel, check_choice, check_distinct, check_epsilon, check_estimand,
                                check_fraction, check_int, check_truncation)
 
 # %% ../nbs/05_wate.ipynb #a22acfe4
@@ -173,7 +173,7 @@ def fit_logistic_batched(X: np.ndarray,  # (B, n, p) stacked designs; column 0 m
                             np.concatenate([f.converged for f in fits]), max(f.n_iter for f in fits))
     return _fit_stack(X, y, w, max_iter, tol)
 
-# %% ../nbs/05_wate.ipynb #915b6fff
+# %% ../nbs/05_wate.ipynb #533baca9
 V_MODELS = ('per_arm_logit', 'pooled_logit', 'arm_mean')
 
 
@@ -184,7 +184,7 @@ def outcome_variance(X: np.ndarray,  # (B, n, p) designs with intercept column
                      model: str = 'per_arm_logit',  # 'per_arm_logit', 'pooled_logit' or 'arm_mean'
                     ) -> tuple:  # ($v_1$, $v_0$), each (B, n) with values in [0, 1/4]
     "Bernoulli variances $\\hat v_z = \\hat\\mu_z(1-\\hat\\mu_z)$ of the outcome in each arm, at every row of each stack."
-    if model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {model!r}')
+    if model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {shown(model)}')
     m = np.asarray(mask, dtype=float)
     if model == 'arm_mean':
         mus = [((m * zz * y).sum(-1) / np.maximum((m * zz).sum(-1), 1))[:, None] * np.ones_like(y) for zz in (z, 1 - z)]
@@ -246,7 +246,7 @@ def _no_covariates(data, outcome, treatment, covariates) -> bool:
     if covariates is None: return hasattr(data, 'columns') and all(c in (outcome, treatment) for c in data.columns)
     return not isinstance(covariates, str) and np.iterable(covariates) and len(list(covariates)) == 0
 
-# %% ../nbs/05_wate.ipynb #9b6629c3
+# %% ../nbs/05_wate.ipynb #ef4e607e
 def nonprivate_wate(data: pd.DataFrame | None = None,  # a (pandas or Dask) frame with the columns below, or None to pass arrays
                     *,
                     outcome,  # binary outcome: a column of `data` or an array
@@ -258,7 +258,7 @@ def nonprivate_wate(data: pd.DataFrame | None = None,  # a (pandas or Dask) fram
                    ) -> NonPrivateWATE:
     "NOT PRIVATE: the full-data Hájek estimate, variance (eq. 5) and Wald interval, for comparison only."
     check_estimand(estimand)
-    if v_model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {v_model!r}')
+    if v_model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {shown(v_model)}')
     cd, _ = _causal_rows(data, outcome, treatment, covariates, X)
     check_rows(cd.rows, covariates=list(cd.covariates), treatment=cd.treatment, outcome=cd.outcome, binary_outcome=True)
     return _nonprivate_rows(cd, estimand, v_model)
@@ -604,7 +604,7 @@ def release_statistics(tau_bar: float,  # $\bar\tau^T$ (confidential)
     return (float(noise.add_laplace(float(tau_bar), plan.noise_scale_tau)),
             float(noise.add_laplace(float(variance_bar), plan.noise_scale_variance)))
 
-# %% ../nbs/05_wate.ipynb #a3cef952
+# %% ../nbs/05_wate.ipynb #154f75e2
 BIAS_CONSTANT = 0.4  # $C$: the small-partition bias of the partition average is taken as at most C d / n_m
 BIAS_SHARE = 0.25  # $\kappa$: the default M keeps that bias below this share of the planned sd of the estimate
 MIN_ROWS_PER_PARAMETER = 3  # the default M keeps n_m >= 3 (d + 1)
@@ -616,7 +616,7 @@ def _planning_variance(n, sampling_variance):
     if sampling_variance is None: return 1.0 / n, 'V = 1/n (Hajek variance with outcome variance 1/4 and propensities 1/2)'
     if isinstance(sampling_variance, bool) or not isinstance(sampling_variance, numbers.Real) or not (
             math.isfinite(sampling_variance) and sampling_variance >= 0):
-        raise ValueError(f'sampling_variance must be a finite number >= 0, got {sampling_variance!r} (leave it out for the default V = 1/n)')
+        raise ValueError(f'sampling_variance must be a finite number >= 0, got {shown(sampling_variance)} (leave it out for the default V = 1/n)')
     return float(sampling_variance), 'V = sampling_variance (given)'
 
 
@@ -667,7 +667,7 @@ def _posterior_mean_variance(center, scale, upper, k=400):
     pl = np.where(ql + qr > 0, ql / np.where(ql + qr > 0, ql + qr, 1), c / upper)
     return float(np.mean(pl * (c - mean_dist(c)) + (1 - pl) * (c + mean_dist(upper - c))))
 
-# %% ../nbs/05_wate.ipynb #bce11603
+# %% ../nbs/05_wate.ipynb #5898704c
 def _expected_halfwidth(cal: ReleasePlan, V: float) -> float:
     "Expected 95% half-width of the released interval for a true sampling variance V (see the text)."
     center = V if cal.variance_mode == 'mean' else V * cal.n_partitions  # what the variance release estimates
@@ -678,9 +678,9 @@ def _expected_halfwidth(cal: ReleasePlan, V: float) -> float:
 
 def _check_release_options(sampler, draws, v_model, on_failure, clip, bounds) -> int:
     "Refuse the release options that do not enter the calibration (the posterior, the outcome models, failures, clipping); `draws` as an int."
-    if sampler not in ('emcee', 'exact'): raise ValueError(f"sampler must be 'exact' or 'emcee', got {sampler!r}")
-    if v_model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {v_model!r}')
-    if on_failure not in ('fill', 'repartition'): raise ValueError(f"on_failure must be 'fill' or 'repartition', got {on_failure!r}")
+    if sampler not in ('emcee', 'exact'): raise ValueError(f"sampler must be 'exact' or 'emcee', got {shown(sampler)}")
+    if v_model not in V_MODELS: raise ValueError(f'v_model must be one of {V_MODELS}, got {shown(v_model)}')
+    if on_failure not in ('fill', 'repartition'): raise ValueError(f"on_failure must be 'fill' or 'repartition', got {shown(on_failure)}")
     if clip and not bounds: raise ValueError('clip: clips covariates to their covariate_bounds; declare them')
     return check_int(draws, 'draws', 100, MAX_DRAWS)
 
@@ -691,7 +691,7 @@ def _bounds_map(covariate_bounds, covariates):
     if len(covariate_bounds) == 0: return None
     return dict(zip(covariates or (), covariate_bounds)) if len(covariate_bounds) == len(covariates or ()) else covariate_bounds
 
-# %% ../nbs/05_wate.ipynb #d35531da
+# %% ../nbs/05_wate.ipynb #289a407f
 @dataclasses.dataclass(frozen=True, kw_only=True, repr=False)
 class WATEPlan(Plan):
     "A WATE release planned from public inputs only: its partitions, calibration and expected precision (pure epsilon-DP, Laplace noise)."
@@ -723,7 +723,7 @@ class WATEPlan(Plan):
     ci_halfwidth: float = derived('expected half-width of the 95% interval (an approximation, see above)')
 
     def __post_init__(self):  # the base's checks do not apply: delta is 0 (pure DP), the interval is the 95% one
-        if self.delta != 0: raise ValueError(f'delta must be 0: WATE is pure epsilon-DP (Laplace noise), got {self.delta!r}')
+        if self.delta != 0: raise ValueError(f'delta must be 0: WATE is pure epsilon-DP (Laplace noise), got {shown(self.delta)}')
         if self.alpha != 0.05: raise ValueError('alpha: a WATE plan is for the 95% interval; its release gives other levels (conf_int in Python; the 90% and 99% intervals in the --json output of the command line)')
         check_estimand(self.estimand); check_variance_mode(self.variance)
         n = check_int(self.n, 'n', 8, MAX_ROWS)

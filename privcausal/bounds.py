@@ -22,7 +22,7 @@ __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', '
            'Encoding', 'encoding_from_bounds', 'DomainCheck', 'check_domain', 'moment_sensitivity', 'column_moments',
            'standardised', 'planned_halfwidth', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #b1d1f892
+# %% ../nbs/12a_bounds.ipynb #0c71752d
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -48,7 +48,7 @@ def check_covariate_bounds(covariate_bounds,  # {column: (lo, hi)} for the covar
     odd = [type(k).__name__ for k in covariate_bounds if isinstance(k, bool) or not isinstance(k, (str, numbers.Integral))]
     if odd: raise TypeError(f'covariate_bounds: its keys must be column names (str or int), got keys of type {sorted(set(odd))}')
     unknown = [k for k in covariate_bounds if k not in list(covariates)]
-    if unknown: raise ValueError(f'covariate_bounds names {shown_names(unknown)}, which are not among the covariates {list(covariates)}')
+    if unknown: raise ValueError(f'covariate_bounds names {shown_names(unknown)}, which are not among the covariates {shown_names(list(covariates))}')
     return tuple(_pair(covariate_bounds[c], f'covariate_bounds[{c!r}]') if c in covariate_bounds else (0.0, 1.0)
                  for c in covariates)
 

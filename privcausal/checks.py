@@ -291,13 +291,14 @@ def check_truncation(truncation,  # $a$, the requested truncation
         raise ValueError(f'truncation (a) must lie in (0, 1/2), got {shown(truncation)}')
     return float(truncation)
 
-# %% ../nbs/00a_checks.ipynb #544e164c
+# %% ../nbs/00a_checks.ipynb #80f5fcec
 def check_distinct(names,  # column names, as given
                    argument: str,  # the argument (or flag) that named them, for the message
                   ) -> list:
     "The names as a list, or `ValueError` naming `argument` and each name given more than once; names are strings or integers, never a column of data (refused by its type, its items unshown)."
     if isinstance(names, (set, frozenset, dict)) or hasattr(names, 'dtypes') or hasattr(names, '__dask_graph__') or (
-            hasattr(names, 'dtype') and (isinstance(names, pd.Series) or getattr(names.dtype, 'kind', 'O') not in 'iuOSUT')):
+            hasattr(names, 'dtype') and (isinstance(names, pd.Series) or getattr(names.dtype, 'kind', 'O') not in
+                                     ('iuOSUT' if isinstance(names, pd.Index) else 'iuSU'))):  # (an object array may be a column)
         raise TypeError(f'{argument} must be a list of column names, got {type(names).__name__}')  # a Series, a frame, a set: never its items
     names = [names] if isinstance(names, str) else list(names)
     odd = [type(c).__name__ for c in names if isinstance(c, bool) or not isinstance(c, (str, numbers.Integral))]
@@ -306,7 +307,7 @@ def check_distinct(names,  # column names, as given
     if twice: raise ValueError(f'{argument}: {shown_names(twice)} named more than once; name each column once')
     return names
 
-# %% ../nbs/00a_checks.ipynb #47f5610d
+# %% ../nbs/00a_checks.ipynb #550065c0
 def check_column_name(column,  # a column name as given
                       argument: str,  # the argument that named it, for the message
                       columns: list,  # the frame's column names (public schema)
@@ -314,7 +315,8 @@ def check_column_name(column,  # a column name as given
     "`column` if it is a name (str or int, not bool) among `columns`; else `TypeError` or `ValueError` naming `argument`, never a value."
     if not isinstance(column, (str, numbers.Integral)) or isinstance(column, (bool, np.bool_)):  # never repr a Series or an array: it is data
         raise TypeError(f'with data given, {argument} must be a column name (str or int), got {type(column).__name__}')
-    if column not in columns: raise ValueError(f'{argument}={column!r} is not a column of data; its columns are {columns}')
+    if column not in columns:  # (an integer that is no column may be a value of the data: not shown)
+        raise ValueError(f'{argument}={repr(column) if isinstance(column, str) else "(an integer)"} is not a column of data; its columns are {columns}')
     return column
 
 # %% ../nbs/00a_checks.ipynb #b6f5c941

@@ -888,7 +888,7 @@ def _data_path(args):
     path = data.dataset_path(args.name)
     return {'name': args.name, 'path': str(path)}, str(path)
 
-# %% ../nbs/09_cli.ipynb #a81dcd5d
+# %% ../nbs/09_cli.ipynb #56c7ff09
 from .commands import DESIGN_OPTIONS, EFFECT_COMMANDS, SHARED, flag_map, flag_message, parse_bounds_map, parse_pair, plan_arguments, plan_options
 
 
@@ -1035,11 +1035,11 @@ def _effect_body(spec, args):
     "An effect command: the settings from the flags, then (on the Dask cluster --dask names) a dry run's plan or the release."
     extra = {k: getattr(args, k) for k in ('method', 'randomised', 'outcome_type') if hasattr(args, k)}
     if args.delta is None and extra.get('method') != 'wate':  # (the other effect commands' parsers require it)
-        raise ValueError('--delta is required: every method spends delta but --method wate' +
-                         (f" (--method {extra['method']})" if extra.get('method') not in (None, 'auto') else ''))
+        named = f" for --method {extra['method']}" if extra.get('method') not in (None, 'auto') else ''
+        raise ValueError(f'--delta is required{named}: only --method wate spends no delta')
     if args.delta is not None:  # (--method wate ignores it, but a wrong one is refused as in a dry run: audit 21 F6)
         from privcausal.checks import check_delta
-        check_delta(args.delta, '--delta')
+        check_delta(args.delta, '--delta', allow_zero=extra.get('method') == 'wate')
     options = plan_options(args, args._plan_fields)
     covariates, bounds, outcome_bounds = _effect_inputs(args)
     if outcome_bounds is None and extra.get('outcome_type') == 'binary': outcome_bounds = (0.0, 1.0)

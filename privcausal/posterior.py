@@ -18,8 +18,8 @@ import pandas as pd
 __all__ = ['MAX_DRAWS', 'sample_truncated_laplace', 'truncated_laplace_cdf', 'NoisyStatistics', 'PosteriorDraws',
            'sample_posterior', 'compare_samplers', 'plot_posterior']
 
-# %% ../nbs/06_posterior.ipynb #5685a2a1
-from .checks import check_choice, check_int
+# %% ../nbs/06_posterior.ipynb #436a47a6
+from .checks import check_choice, check_int, shown
 
 # %% ../nbs/06_posterior.ipynb #fd68e9ac
 def _side_masses(c, b, lo, hi):
@@ -66,7 +66,7 @@ def truncated_laplace_cdf(x,  # points at which to evaluate the CDF
     x = np.asarray(x, dtype=float)
     return np.clip((F(x) - F(lower)) / (F(upper) - F(lower)), 0, 1)
 
-# %% ../nbs/06_posterior.ipynb #bb962dc1
+# %% ../nbs/06_posterior.ipynb #03f03a3d
 @dataclasses.dataclass(frozen=True)
 class NoisyStatistics:
     "The released statistics of models M1 and M2 and the public constants of their likelihoods and priors."
@@ -83,7 +83,7 @@ class NoisyStatistics:
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v) or (
                     not math.isfinite(v) and not k.endswith('_observed')):
-                raise ValueError(f'{k} must be a finite number, got {v!r}')
+                raise ValueError(f'{k} must be a finite number, got {shown(v)}')
             object.__setattr__(self, k, float(v))
         for k in ('scale_tau', 'scale_variance', 'variance_upper'):
             if getattr(self, k) <= 0: raise ValueError(f'{k} must be > 0, got {getattr(self, k)!r}')
@@ -105,7 +105,7 @@ class NoisyStatistics:
             lp = -np.abs(to - t) / self.scale_tau - np.abs(vo - v) / self.scale_variance
         return np.where(inside, lp, -np.inf)
 
-# %% ../nbs/06_posterior.ipynb #6592a7b3
+# %% ../nbs/06_posterior.ipynb #f2318403
 @dataclasses.dataclass(frozen=True, eq=False)
 class PosteriorDraws:
     "Draws from the posterior of models M1/M2 and the effect draws; a post-processing of the released statistics."
@@ -126,7 +126,7 @@ class PosteriorDraws:
     def conf_int(self, alpha: float = 0.05) -> tuple:
         "Equal-tailed $1-\\alpha$ interval: the $\\alpha/2$ and $1-\\alpha/2$ quantiles of the effect draws."
         if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 < alpha < 1:
-            raise ValueError(f'alpha must lie in (0, 1), got {alpha!r}')
+            raise ValueError(f'alpha must lie in (0, 1), got {shown(alpha)}')
         lo, hi = np.quantile(self.tau, [alpha / 2, 1 - alpha / 2])
         return float(lo), float(hi)
 

@@ -31,10 +31,10 @@ __all__ = ['INTERCEPT_CONSTANT', 'LAM_RANGE', 'ROW_NORM', 'augment_constant', 'e
            'erm_sensitivity', 'gaussian_sigma', 'typical_curvature', 'lam_tradeoff', 'default_lam',
            'PrivatePropensityModel', 'WeightsPlan', 'privatise_weights', 'private_propensity']
 
-# %% ../nbs/03_propensity.ipynb #0dc263f9
+# %% ../nbs/03_propensity.ipynb #8638291b
 from .checks import (CALIBRATIONS, user_stacklevel, as_float_matrix, check_binary_treatment, check_calibration, check_constant,
                                check_delta, check_epsilon, check_finite, check_fraction, check_lam,
-                               check_positive, check_tol, check_unit_ball, project_to_unit_ball, row_norms)
+                               check_positive, check_tol, check_unit_ball, project_to_unit_ball, row_norms, shown)
 
 # %% ../nbs/03_propensity.ipynb #4ea41fe9
 INTERCEPT_CONSTANT = 1 / math.sqrt(2)  # $c$ of the public constant feature: $c = s = 1/\sqrt 2$
@@ -61,7 +61,7 @@ def erm_objective(w,  # weights $\mathbf w$, length d
     s = X @ w
     return float(-np.mean(t * log_expit(s) + (1 - t) * log_expit(-s)) + 0.5 * lam * w @ w)
 
-# %% ../nbs/03_propensity.ipynb #200621fa
+# %% ../nbs/03_propensity.ipynb #3ab09085
 def _rows_frame(X, t) -> pd.DataFrame:
     "The arrays as a pandas frame without a copy: the covariates as columns 0..d-1, the labels as column d."
     return pd.concat([pd.DataFrame(X, copy=False), pd.DataFrame({X.shape[1]: t}, copy=False)], axis=1)
@@ -81,20 +81,20 @@ def fit_logistic_erm(X,  # m x d covariates (rows in the unit ball for the sensi
     if len(t) != m: raise ValueError(f'treatment has {len(t)} rows but X has {m}')
     if m == 0: raise ValueError('X has no rows')
     if isinstance(max_iter, bool) or not isinstance(max_iter, numbers.Integral) or max_iter < 0:
-        raise ValueError(f'max_iter must be an integer >= 0, got {max_iter!r}')
+        raise ValueError(f'max_iter must be an integer >= 0, got {shown(max_iter)}')
     return fit_logistic_rows(_rows_frame(X, t), covariates=list(range(d)), treatment=d, lam=lam, covariate_bound=None,
                              tol=tol, max_iter=max_iter)
 
-# %% ../nbs/03_propensity.ipynb #091948ee
+# %% ../nbs/03_propensity.ipynb #df57700b
 def erm_sensitivity(m: int,  # $m$, rows in the fitting part (public)
                     lam: float,  # $\lambda > 0$
                     tol: float = 0.0,  # $\tau$, the certified gradient tolerance of the solver (0: the exact minimiser)
                    ) -> float:  # $2/(m\lambda) + 2\tau/\lambda$
     "$L_2$ sensitivity of the certified regularised logistic ERM solution under replace-one neighbours."
     if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-        raise ValueError(f'm (rows in the fitting part) must be a positive integer, got {m!r}')
+        raise ValueError(f'm (rows in the fitting part) must be a positive integer, got {shown(m)}')
     if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not 0 <= tol < math.inf:
-        raise ValueError(f'tol must be a finite number >= 0, got {tol!r}')
+        raise ValueError(f'tol must be a finite number >= 0, got {shown(tol)}')
     lam = check_lam(lam)
     return 2.0 / (int(m) * lam) + 2.0 * float(tol) / lam
 
@@ -139,7 +139,7 @@ def lam_tradeoff(lam,  # $\lambda$ (a number or an array)
     s, kappa = typical_curvature(d, constant, r)
     return lam / (kappa + lam), 2 * k * s * r / (m * lam)
 
-# %% ../nbs/03_propensity.ipynb #c6286dc9
+# %% ../nbs/03_propensity.ipynb #b4a8bf13
 def default_lam(m: int,  # $m$, rows in the fitting part (public)
                 d: int,  # covariates (without the constant feature)
                 epsilon: float,  # $\varepsilon$ of the propensity stage
@@ -152,7 +152,7 @@ def default_lam(m: int,  # $m$, rows in the fitting part (public)
     "The $\\lambda$ that minimises the proxy error $(\\lambda/(\\kappa+\\lambda))^2 + (2ksr/(m\\lambda))^2$, $\\kappa = s^2r^2/(4d)$, $s^2 = 1-c^2$."
     for v, name in ((m, 'm'), (d, 'd')):
         if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise ValueError(f'{name} must be a positive integer, got {v!r}')
+            raise ValueError(f'{name} must be a positive integer, got {shown(v)}')
     k = gaussian_sigma(1.0, epsilon, delta, calibration, argument)
     s, kappa = typical_curvature(d, check_constant(constant), r)
     c = 2 * k * s * r / m

@@ -380,3 +380,26 @@ def test_a_column_passed_where_names_or_bounds_belong_shows_none_of_its_values()
             fn(df, **common, **kw)
         assert '5553' not in str(e.value) and '5554' not in str(e.value) and '987' not in str(e.value), (fn.__name__, str(e.value)[:300])
     assert ledger.entries == ()
+
+
+def test_text_ids_and_options_given_as_columns_are_not_shown():
+    """Audit 22 F1-F4: a text column as `covariates` (gformula and aipw listed it before checking), integer IDs as
+    covariates beside `covariate_bounds`, a numpy integer taken from the data as `outcome`, and a column given to a
+    setting (r2, imbalance, newton_steps) printed values of the data. Each is refused without them, before the ledger."""
+    g = np.random.default_rng(1)
+    df = pd.DataFrame({'city': g.choice(['Zermatt', 'Quimper'], 60), 'pid': 700000 + g.integers(0, 999, 60),
+                       'z': g.normal(size=60), 't': g.integers(0, 2, 60), 'y': g.normal(size=60)})
+    ledger = PrivacyLedger(epsilon=50.0, delta=1e-3)
+    common = dict(treatment='t', epsilon=1.0, delta=1e-6, ledger=ledger, rng=np.random.default_rng(1), outcome_bounds=(-5, 5))
+    cases = [(gformula, dict(outcome='y', covariates=df['city'])), (aipw, dict(outcome='y', covariates=df['city'].to_numpy())),
+             (effect, dict(outcome='y', covariates=df['pid'].head(5).tolist(), covariate_bounds={'z': (-4, 4)})),
+             (gformula, dict(outcome=df['pid'].iloc[0], covariates=['z'], covariate_bounds={'z': (-4, 4)})),
+             (gformula, dict(outcome='y', covariates=['z'], covariate_bounds={'z': (-4, 4)}, r2=df['z'])),
+             (gformula, dict(outcome='y', covariates=['z'], covariate_bounds={'z': (-4, 4)}, imbalance=df['z'])),
+             (aipw, dict(outcome='y', covariates=['z'], covariate_bounds={'z': (-4, 4)}, newton_steps=df['pid']))]
+    for fn, kw in cases:
+        with pytest.raises((TypeError, ValueError)) as e:
+            fn(df, **common, **kw)
+        text = str(e.value)
+        assert 'Zermatt' not in text and 'Quimper' not in text and '700' not in text, (fn.__name__, text[:300])
+    assert ledger.entries == ()

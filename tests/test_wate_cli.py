@@ -163,11 +163,13 @@ def test_effect_method_wate_needs_no_delta(tmp_path):
     kw = dict(outcome='y', treatment='t', covariates=['a', 'b'], covariate_bounds={'a': (-5, 5), 'b': (-5, 5)},
               outcome_type='binary', epsilon=1.0, rng=np.random.default_rng(1))
     assert effect(frame, method='wate', **kw).method == 'WATE'
-    for bad in (5, 0, -1, float('nan')):  # a given delta is checked, as a dry run checks it (audit 21 F6)
+    for bad in (5, -1, float('nan')):  # a given delta is checked, as a dry run checks it (audit 21 F6); 0 is taken, as wate takes it
         with pytest.raises((ValueError, TypeError), match='delta'):
             effect(frame, method='wate', delta=bad, **kw)
         code, _, err = call(*argv, '--method', 'wate', f'--delta={bad}')
-        assert code == 2 and '--delta must lie in (0, 1)' in err, err
+        assert code == 2 and '--delta must lie in [0, 1)' in err, err  # (wate takes 0)
+    code, _, err = call(*argv, '--method', 'wate', '--delta=0')
+    assert code == 0 and effect(frame, method='wate', delta=0, **{**kw, 'rng': np.random.default_rng(1)}).method == 'WATE', err
     book = PrivacyLedger(epsilon=5.0, delta=1e-5)
     with pytest.raises(TypeError, match="effect\\(\\) needs delta for method='auto'"):
         effect(frame, ledger=book, **kw)
