@@ -123,7 +123,7 @@ def check_candidate_settings(candidates: tuple,  # the methods `auto` plans ('gf
     if candidates and unused:
         raise TypeError(f"{_said(unused, options)}: not a setting of the methods planned here ({', '.join(candidates)})")
 
-# %% ../nbs/15_effect.ipynb #1ae2f218
+# %% ../nbs/15_effect.ipynb #e948cb47
 def choose_method(n: int,  # rows (public)
                   epsilon: float,  # $\varepsilon$
                   delta: float,  # $\delta$
@@ -136,7 +136,7 @@ def choose_method(n: int,  # rows (public)
                   **options,  # planning assumptions and method settings shared by the candidates
                  ) -> MethodChoice:
     "The method with the lowest planned RMSE among the applicable ones, from public inputs only (no data)."
-    covariates = tuple(check_distinct(covariates or (), 'covariates'))
+    covariates = tuple(check_distinct(() if covariates is None else covariates, 'covariates'))
     if candidates is not None:
         candidates = (candidates,) if isinstance(candidates, str) else tuple(candidates)
         for m in candidates: check_choice(m, ('gformula', 'aipw', 'dim'), 'candidates')
@@ -198,7 +198,7 @@ def _named_paper_method(method, data, *, outcome, treatment, covariates, covaria
     if method == 'ipw': return fn(data, **common, delta=delta, outcome_bounds=outcome_bounds, **options)
     return fn(data, **common, **options)
 
-# %% ../nbs/15_effect.ipynb #3aa9205b
+# %% ../nbs/15_effect.ipynb #23114342
 def effect(data,  # a pandas or Dask DataFrame
            *,
            outcome: str,  # outcome column
@@ -226,7 +226,7 @@ def effect(data,  # a pandas or Dask DataFrame
     check_choice(estimand, ESTIMANDS, 'estimand')
     check_choice(outcome_type, ('continuous', 'binary'), 'outcome_type')
     outcome_bounds = check_outcome_bounds(outcome_bounds, binary=outcome_type == 'binary')
-    covariates = tuple(check_distinct(covariates or (), 'covariates'))  # names: a column passed instead is refused by its type
+    covariates = tuple(check_distinct(() if covariates is None else covariates, 'covariates'))  # names: a column passed instead is refused by its type
     _check_clip(options)  # a bool, whatever the method (a number here was once PP-IPW's propensity bound)
     check_dim_randomised(method, randomised)
     if method in _RUN or method == 'dim': check_named_settings(method, options)  # (ipw, wate: `named_method_options`)

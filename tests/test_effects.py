@@ -403,3 +403,13 @@ def test_text_ids_and_options_given_as_columns_are_not_shown():
         text = str(e.value)
         assert 'Zermatt' not in text and 'Quimper' not in text and '700' not in text, (fn.__name__, text[:300])
     assert ledger.entries == ()
+
+
+def test_covariates_as_an_index_or_array_of_names():
+    "Audit 22 F5: effect() and choose_method() failed on df.columns[:2] ('truth value of an Index is ambiguous')."
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({'a': g.normal(size=300), 'b': g.normal(size=300), 't': g.integers(0, 2, 300), 'y': g.normal(size=300)})
+    kw = dict(outcome='y', treatment='t', covariate_bounds={'a': (-5, 5), 'b': (-5, 5)}, outcome_bounds=(-5, 5), epsilon=1.0, delta=1e-6)
+    got = {effect(df, covariates=c, rng=np.random.default_rng(1), **kw).estimate for c in (df.columns[:2], np.array(['a', 'b']), ['a', 'b'])}
+    assert len(got) == 1
+    assert choose_method(300, 1.0, 1e-6, (-5, 5), df.columns[:2], {'a': (-5, 5), 'b': (-5, 5)}).method in ('gformula', 'aipw')
