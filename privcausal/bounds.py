@@ -22,7 +22,7 @@ __all__ = ['STANDARDISE_SD', 'check_covariate_bounds', 'check_outcome_bounds', '
            'Encoding', 'encoding_from_bounds', 'DomainCheck', 'check_domain', 'moment_sensitivity', 'column_moments',
            'standardised', 'planned_halfwidth', 'EffectColumns', 'effect_columns', 'announce_clip', 'prepare_encoding']
 
-# %% ../nbs/12a_bounds.ipynb #0c71752d
+# %% ../nbs/12a_bounds.ipynb #34fe27c1
 def _pair(value, name: str) -> tuple:
     "A (lo, hi) pair of finite numbers with lo < hi, or a ValueError naming `name`."
     ok = isinstance(value, (tuple, list, np.ndarray)) and len(value) == 2 and all(
@@ -45,8 +45,7 @@ def check_covariate_bounds(covariate_bounds,  # {column: (lo, hi)} for the covar
     covariate_bounds = {} if covariate_bounds is None else covariate_bounds
     if not isinstance(covariate_bounds, dict):
         raise TypeError(f'covariate_bounds must be a dict {{column: (lo, hi)}}, got {type(covariate_bounds).__name__}')
-    odd = [type(k).__name__ for k in covariate_bounds if isinstance(k, bool) or not isinstance(k, (str, numbers.Integral))]
-    if odd: raise TypeError(f'covariate_bounds: its keys must be column names (str or int), got keys of type {sorted(set(odd))}')
+    check_distinct(list(covariate_bounds), 'covariate_bounds keys')  # names (str or int), never a value of the data
     unknown = [k for k in covariate_bounds if k not in list(covariates)]
     if unknown: raise ValueError(f'covariate_bounds names {shown_names(unknown)}, which are not among the covariates {shown_names(list(covariates))}')
     return tuple(_pair(covariate_bounds[c], f'covariate_bounds[{c!r}]') if c in covariate_bounds else (0.0, 1.0)

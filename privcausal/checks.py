@@ -23,12 +23,12 @@ __all__ = ['ESTIMANDS', 'CALIBRATIONS', 'MIN_LAM', 'MIN_TOL', 'MIN_PROPENSITY_BO
            'check_same_index', 'as_float_matrix', 'row_norms', 'project_to_unit_ball', 'check_unit_ball', 'patch',
            'user_stacklevel']
 
-# %% ../nbs/00a_checks.ipynb #9f1c8040
+# %% ../nbs/00a_checks.ipynb #e1582190
 def shown(value,  # an argument as the user passed it
          ) -> str:
     "How an error message shows an argument: its repr if a number, string, None or a pair of them; else its type (and size), never its items."
     plain = (str, numbers.Number, type(None))
-    if isinstance(value, plain) and not isinstance(value, np.ndarray): return repr(value)
+    if isinstance(value, plain): return repr(value)
     if isinstance(value, (tuple, list)) and len(value) <= 2 and all(isinstance(v, plain) for v in value): return repr(value)
     size = f' of {len(value)} items' if isinstance(value, (tuple, list, set, dict)) else ''
     shape = getattr(value, 'shape', None)

@@ -278,7 +278,7 @@ def design(df: pd.DataFrame,  # the data
                             other={c: v for c, v in other.items() if c in categorical} or None)
     return coded, [str(c) for c in coded.columns]
 
-# %% ../nbs/09_cli.ipynb #b5381765
+# %% ../nbs/09_cli.ipynb #dee277da
 def _budget(text: str | None):
     if text is None: return None
     try: parts = [float(v) for v in text.split(',')]
@@ -297,6 +297,10 @@ class NewLedger:
     total: tuple  # (epsilon, delta) from --budget
     budget: str  # --budget as written (for messages)
 
+    def unsaved(self):
+        "The ledger this file will hold, in memory (a dry run's copy, and the one _create_ledger saves)."
+        return accounting.PrivacyLedger(epsilon=self.total[0], delta=self.total[1], name=Path(self.path).stem)
+
 
 def _same_total(ledger, total, budget, path):
     "Refuse a `--budget` other than the stored total of an existing ledger file."
@@ -308,9 +312,10 @@ def _same_total(ledger, total, budget, path):
     return ledger
 
 
-def _create_ledger(new: NewLedger):
-    "Create the ledger file exclusively; if another run created it since it was looked for, charge that one (same total)."
-    ledger = accounting.PrivacyLedger(epsilon=new.total[0], delta=new.total[1], name=Path(new.path).stem)
+def _create_ledger(new: NewLedger, cost=None):
+    "Create the ledger file exclusively (refused first if its total cannot afford `cost`); if another run created it since it was looked for, charge that one (same total)."
+    ledger = new.unsaved()
+    if cost is not None: ledger.check(cost)  # a total too small for the release is refused before the file fixes it (audit 20 F1)
     try:
         ledger.save(new.path, autosave=True)
         return ledger
@@ -343,8 +348,8 @@ def open_ledger(path: str | None,  # --ledger FILE, or None for no ledger
         if total[1] == 0 and delta:  # before the file is created: a pure-DP total could never take this release
             raise ValueError(f'--budget {budget}: a new ledger without DELTA (or with DELTA 0) takes only pure-DP releases, and this one spends '
                              f'--delta {delta:g}; give --budget EPS,DELTA') from None
-        if dry_run: return accounting.PrivacyLedger(epsilon=total[0], delta=total[1], name=Path(path).stem)
         new = NewLedger(str(path), total, budget)
+        if dry_run: return new.unsaved()
         return _create_ledger(new) if create else new
     return _same_total(ledger, total, budget, path)
 
@@ -358,7 +363,7 @@ def _ledger_show(args):
     ledger = accounting.PrivacyLedger.load(args.ledger_file)
     return ledger.to_dict(), repr(ledger)
 
-# %% ../nbs/09_cli.ipynb #37d183f5
+# %% ../nbs/09_cli.ipynb #85c342ec
 def _data_options(p):
     p.add_argument('data', metavar='DATA', help='CSV or Parquet file, or a registry data set name (see: privcausal data list)')
     p.add_argument('--treatment', required=True, help='0/1 treatment column')
@@ -445,10 +450,8 @@ def _public_names(args, df) -> list:
 
 def _ledger_first(ledger, cost):
     "Create a new ledger file now that the plan has checked every flag, then refuse a release it cannot afford, before any value of DATA is read (the domain refusals come after). Returns the ledger to charge."
-    if isinstance(ledger, NewLedger):  # a total that cannot afford the release is refused before the file fixes it (audit 20 F1)
-        accounting.PrivacyLedger(epsilon=ledger.total[0], delta=ledger.total[1], name=Path(ledger.path).stem).check(cost)
-        ledger = _create_ledger(ledger)
-    if ledger is not None: ledger.check(cost)
+    if isinstance(ledger, NewLedger): ledger = _create_ledger(ledger, cost)
+    if ledger is not None: ledger.check(cost)  # (again for a file another run created meanwhile)
     return ledger
 
 
